@@ -1,0 +1,97 @@
+"""The visual-source contract. A source supplies verified asset pairs and renders tiles.
+
+A source is registered by name in :data:`SOURCES` (built-ins at import time, third-party
+packages through the ``rose_gen.sources`` entry-point group). The pipeline never asks
+which source it holds: everything subset-specific goes through this interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from PIL import Image
+
+from rose_gen.registry import Registry
+
+
+@dataclass(frozen=True)
+class AssetPair:
+    """One majority/exception pairing, already oriented (majority first).
+
+    ``pair_key`` identifies the *undirected* pair, so non-reuse is judged on it.
+    ``row_fields`` are the v0.1 subset fields copied verbatim onto every task row of a
+    scene that uses this pair (JSON-serialisable). ``render`` is what ``render_tile``
+    needs (font file and face index, vendor paths, sprite ids ...), also JSON-safe.
+    """
+
+    source: str
+    majority: str
+    target: str
+    pair_key: str
+    row_fields: Mapping[str, Any] = field(default_factory=dict)
+    render: Mapping[str, Any] = field(default_factory=dict)
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """What a source declares about the subset it feeds."""
+
+    name: str  # registry key, e.g. "glyph"
+    subset: str  # e.g. "ROSE-ChineseGlyph"
+    id_prefix: str  # e.g. "CH" -> CHSCENE_000001, CHITEM_..., CHIMG_...
+    primitive_type: str  # e.g. "CHINESE_GLYPH"
+    item_seed_base: int  # e.g. 202600000000
+    layout_family: str  # key of the grid-size profile family, e.g. "glyph_emoji", "pixel_edit"
+    image_split: str = "main"
+
+
+@runtime_checkable
+class VisualSource(Protocol):
+    """What every visual source provides."""
+
+    info: SourceInfo
+
+    def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
+        """All verified undirected pairs usable under ``options``, in a stable order.
+
+        Deterministic: the same options and asset files give the same list. Raises
+        ``AssetError`` (one line, naming the missing asset and its package) when an
+        asset is not installed.
+        """
+        ...
+
+    def orient(self, pair: AssetPair, rng: np.random.Generator) -> AssetPair:
+        """Choose which side is the majority for one scene (draws from ``rng`` only)."""
+        ...
+
+    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+        """Render one ``cell_size`` x ``cell_size`` RGB tile; ``role`` is 'majority' or 'target'."""
+        ...
+
+
+class AssetError(RuntimeError):
+    """An asset is missing, unreadable or fails its checksum; the message is one line."""
+
+
+SOURCES: Registry[VisualSource] = Registry("visual source")
+
+ENTRY_POINT_GROUP = "rose_gen.sources"
+
+
+def load_plugin_sources() -> list[str]:
+    """Register sources advertised by installed packages; returns the names added."""
+    from importlib.metadata import entry_points
+
+    added: list[str] = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if ep.name in SOURCES:
+            continue
+        obj = ep.load()
+        source = obj() if isinstance(obj, type) or callable(obj) and not hasattr(obj, "info") else obj
+        SOURCES.add(ep.name, source)
+        added.append(ep.name)
+    return added

@@ -1,0 +1,64 @@
+"""One source of truth for the ROSE vocabulary shared by generator and evaluator.
+
+Pure constants, no imports beyond the standard library: the evaluator imports this
+module without pulling in any rendering code.
+"""
+
+from __future__ import annotations
+
+PROTOCOL_VERSION = "v0.3"
+
+SUBSET_ORDER: tuple[str, ...] = (
+    "ROSE-ChineseGlyph",
+    "ROSE-EmojiStyle",
+    "ROSE-EmojiContent",
+    "ROSE-PixelEdit",
+    "ROSE-PixelContent",
+)
+
+SUBSET_SHORT: dict[str, str] = {name: name.removeprefix("ROSE-") for name in SUBSET_ORDER}
+
+TEMPLATE_ORDER: tuple[str, ...] = (
+    "T1_COUNT_GLOBAL",
+    "T2_COUNT_LOCAL_NUMERIC",
+    "T3_CLICK_LOCAL_NUMERIC",
+    "T4_CLICK_VISUAL_REGION",
+    "T5_CLICK_COUNT_EXCLUSION",
+)
+
+# The dataset card once called template 5 by another name; read it as the evaluator's.
+TEMPLATE_ALIASES: dict[str, str] = {"T5_CLICK_EXCLUSION_SUBMIT": "T5_CLICK_COUNT_EXCLUSION"}
+
+BRIDGE_TEMPLATES: tuple[str, ...] = ("T1B_CLICK_GLOBAL", "T2B_COUNT_LOCAL_MATCHED")
+
+TEMPLATE_SHORT: dict[str, str] = {
+    "T1_COUNT_GLOBAL": "G-Cnt",
+    "T2_COUNT_LOCAL_NUMERIC": "L-Cnt",
+    "T3_CLICK_LOCAL_NUMERIC": "L-Clk",
+    "T4_CLICK_VISUAL_REGION": "V-Clk",
+    "T5_CLICK_COUNT_EXCLUSION": "Excl. C+S",
+}
+
+TASK_MODES: tuple[str, ...] = ("COUNT", "CLICK", "CLICK_COUNT")
+
+REGION_TYPES: tuple[str, ...] = (
+    "GLOBAL",
+    "ROW_RANGE",
+    "COL_RANGE",
+    "RECTANGLE",
+    "VISUAL_REGION",
+    "EXCLUSION",
+)
+
+REGION_CASES: tuple[str, ...] = ("zero", "partial", "all")
+
+SPLITS: tuple[str, ...] = ("dev", "test")
+
+REFERENCE_SOURCE = "REF_MAJORITY"
+SELECTION_PREDICATE = "SELECT_DIFFERENT"
+TARGET_RULE = "ODD_FROM_MAJORITY"
+
+
+def canonical_template(name: str) -> str:
+    """Return the evaluator's name for a task template (aliases resolved)."""
+    return TEMPLATE_ALIASES.get(name, name)

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# ROSE toolkit: one entry point for set-up, the demo and the tests.
+#   ./run.sh demo   set up, then generate the mini release, solve it with the cv baseline, evaluate it
+#   ./run.sh test   set up, then lint and run the whole test suite
+# Set-up is idempotent: Debian packages (when root), a .venv with pinned packages.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+ROOT=$PWD
+VENV=$ROOT/.venv
+PY=${PYTHON:-python3}
+
+say() { printf '[run.sh] %s\n' "$*" >&2; }
+
+missing_system_packages() {
+  local pkg
+  grep -v '^\s*#' system-packages.txt | grep -v '^\s*$' | while read -r pkg; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || echo "$pkg"
+  done
+}
+
+ensure_system_packages() {
+  local missing
+  missing=$(missing_system_packages | tr '\n' ' ')
+  [ -z "${missing// }" ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing Debian packages: $missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  else
+    say "missing Debian packages (install them as root): apt-get install $missing"
+    exit 1
+  fi
+}
+
+ensure_venv() {
+  local stamp=$VENV/.rose-setup-stamp want
+  want=$(cat pyproject.toml constraints.txt 2>/dev/null | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
+    return 0
+  fi
+  say "setting up $VENV"
+  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade "pip>=23.2" 2>/dev/null
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev]" 2>&1 \
+    | grep -v "^WARNING: Location" || true
+  "$VENV/bin/python" -c "import rose_gen, rose_eval" || { say "package install failed"; exit 1; }
+  echo "$want" >"$stamp"
+}
+
+setup() {
+  ensure_system_packages
+  ensure_venv
+  export PATH=$VENV/bin:$PATH
+}
+
+demo() {
+  setup
+  local out=${ROSE_DEMO_DIR:-$ROOT/out/demo}
+  mkdir -p "$out"
+  bash "$ROOT/scripts/demo.sh" "$out"
+}
+
+tests() {
+  setup
+  ruff check .
+  python -m pytest -q "$@"
+}
+
+case "${1:-}" in
+  demo) shift; demo "$@" ;;
+  test) shift; tests "$@" ;;
+  setup) setup ;;
+  *) echo "usage: ./run.sh demo | ./run.sh test [pytest args]" >&2; exit 2 ;;
+esac
