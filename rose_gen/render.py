@@ -1,0 +1,188 @@
+"""Rendering: scene spec -> base and cue PNG bytes. The only stage that touches pixels.
+
+Each distinct tile of a scene (the majority tile and the target tile) is rendered once
+by the scene's visual source and pasted with numpy into an image of exactly
+``cols * cell_size`` by ``rows * cell_size`` pixels: the grid and nothing else.
+
+The cue image is the base image plus a highlight framing the T4 rectangle. The scene
+spec's ``cue_type`` picks the style from :data:`CUE_OVERLAYS`:
+
+- ``OUTLINE_BOX`` (default): a solid frame whose *outer* edge is exactly the pixel
+  boundary of the rectangle and whose thickness is a small fraction of the cell
+  (``outline_fraction``, at least ``min_outline_px``). It lies in the outer margin of
+  the rectangle's border cells, so pixels outside the rectangle and the middle of every
+  cell are untouched.
+- ``MASK``: the rectangle's pixels are blended toward the cue colour with
+  ``mask_alpha``; the content stays visible through the tint.
+
+PNG encoding is deterministic: Pillow, a fixed zlib level, no text chunks, no time stamp.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from PIL import Image
+
+from rose_gen.registry import Registry
+from rose_gen.schema import SceneSpec
+from rose_gen.sources.base import VisualSource
+
+# The template whose region the cue image highlights.
+CUE_TEMPLATE = "T4_CLICK_VISUAL_REGION"
+
+
+class RenderError(RuntimeError):
+    """A source returned an unusable tile, or a cue does not fit the grid (one-line message)."""
+
+
+@dataclass(frozen=True)
+class CueSettings:
+    """How the cue image highlights the T4 rectangle (see the module docstring)."""
+
+    color: tuple[int, int, int] = (230, 0, 0)
+    outline_fraction: float = 0.06
+    min_outline_px: int = 2
+    mask_alpha: float = 0.35
+
+
+@dataclass(frozen=True)
+class RenderSettings:
+    """Rendering knobs recorded in the release config."""
+
+    png_compress_level: int = 1
+    cue: CueSettings = field(default_factory=CueSettings)
+
+
+@dataclass(frozen=True)
+class PixelBox:
+    """A half-open pixel rectangle ``[top, bottom) x [left, right)``."""
+
+    top: int
+    bottom: int
+    left: int
+    right: int
+
+
+@dataclass(frozen=True)
+class RenderedScene:
+    """The two encoded images of one scene."""
+
+    scene_id: str
+    base_png: bytes
+    cue_png: bytes
+    width: int
+    height: int
+
+
+CueOverlay = Callable[[np.ndarray, PixelBox, int, CueSettings], None]
+CUE_OVERLAYS: Registry[CueOverlay] = Registry("cue type")
+
+
+def cell_box(r1: int, r2: int, c1: int, c2: int, cell_size: int) -> PixelBox:
+    """Pixel box covering the 1-based inclusive cell rectangle rows r1..r2, cols c1..c2."""
+    return PixelBox(top=(r1 - 1) * cell_size, bottom=r2 * cell_size,
+                    left=(c1 - 1) * cell_size, right=c2 * cell_size)
+
+
+def outline_width(cell_size: int, cue: CueSettings) -> int:
+    """Thickness in pixels of the outline cue for this cell size."""
+    return max(int(cue.min_outline_px), int(round(cell_size * cue.outline_fraction)))
+
+
+@CUE_OVERLAYS.register("OUTLINE_BOX")
+def _outline_box(image: np.ndarray, box: PixelBox, cell_size: int, cue: CueSettings) -> None:
+    """Draw a frame inside ``box`` along its edges (in place)."""
+    w = outline_width(cell_size, cue)
+    color = np.asarray(cue.color, dtype=np.uint8)
+    image[box.top:box.top + w, box.left:box.right] = color
+    image[box.bottom - w:box.bottom, box.left:box.right] = color
+    image[box.top:box.bottom, box.left:box.left + w] = color
+    image[box.top:box.bottom, box.right - w:box.right] = color
+
+
+@CUE_OVERLAYS.register("MASK")
+def _mask(image: np.ndarray, box: PixelBox, cell_size: int, cue: CueSettings) -> None:
+    """Tint ``box`` toward the cue colour (in place); content shows through."""
+    region = image[box.top:box.bottom, box.left:box.right].astype(np.float32)
+    color = np.asarray(cue.color, dtype=np.float32)
+    blended = region * (1.0 - cue.mask_alpha) + color * cue.mask_alpha
+    image[box.top:box.bottom, box.left:box.right] = np.rint(blended).astype(np.uint8)
+
+
+def tile_array(tile: Image.Image, cell_size: int, what: str) -> np.ndarray:
+    """A source tile as a (cell, cell, 3) uint8 array; alpha is composited on white."""
+    if tile.size != (cell_size, cell_size):
+        raise RenderError(f"{what}: tile is {tile.size[0]}x{tile.size[1]}, expected {cell_size}x{cell_size}")
+    if tile.mode == "RGB":
+        return np.asarray(tile, dtype=np.uint8)
+    rgba = tile.convert("RGBA")
+    white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+    return np.asarray(Image.alpha_composite(white, rgba).convert("RGB"), dtype=np.uint8)
+
+
+def compose_grid(majority: np.ndarray, target: np.ndarray, rows: int, cols: int,
+                 target_cells: Sequence[Sequence[int]]) -> np.ndarray:
+    """The grid image: ``majority`` everywhere, ``target`` at the 1-based ``target_cells``."""
+    cell = majority.shape[0]
+    grid = np.empty((rows, cols, cell, cell, 3), dtype=np.uint8)
+    grid[...] = majority
+    if len(target_cells):
+        cells = np.asarray(target_cells, dtype=np.int64).reshape(-1, 2) - 1
+        grid[cells[:, 0], cells[:, 1]] = target
+    return np.ascontiguousarray(grid.transpose(0, 2, 1, 3, 4)).reshape(rows * cell, cols * cell, 3)
+
+
+def apply_cue(base: np.ndarray, rect: tuple[int, int, int, int], cell_size: int, cue_type: str,
+              cue: CueSettings) -> np.ndarray:
+    """A copy of ``base`` with the cue drawn on the 1-based inclusive ``rect`` (r1, r2, c1, c2)."""
+    r1, r2, c1, c2 = rect
+    rows, cols = base.shape[0] // cell_size, base.shape[1] // cell_size
+    if not (1 <= r1 <= r2 <= rows and 1 <= c1 <= c2 <= cols):
+        raise RenderError(f"cue rectangle rows {r1}-{r2}, cols {c1}-{c2} lies outside the {rows}x{cols} grid")
+    overlay = CUE_OVERLAYS.get(cue_type)
+    out = base.copy()
+    overlay(out, cell_box(r1, r2, c1, c2, cell_size), cell_size, cue)
+    return out
+
+
+def encode_png(image: np.ndarray, compress_level: int) -> bytes:
+    """Deterministic PNG bytes of an RGB array (no metadata chunks)."""
+    buf = io.BytesIO()
+    Image.fromarray(image, mode="RGB").save(buf, format="PNG", compress_level=int(compress_level))
+    return buf.getvalue()
+
+
+def render_grid_images(majority_tile: Image.Image, target_tile: Image.Image, *, rows: int, cols: int,
+                       cell_size: int, target_cells: Sequence[Sequence[int]],
+                       cue_rect: tuple[int, int, int, int], cue_type: str,
+                       cue: CueSettings) -> tuple[np.ndarray, np.ndarray]:
+    """Base and cue images as arrays from the two tiles of a scene."""
+    maj = tile_array(majority_tile, cell_size, "majority tile")
+    tgt = tile_array(target_tile, cell_size, "target tile")
+    base = compose_grid(maj, tgt, rows, cols, target_cells)
+    return base, apply_cue(base, cue_rect, cell_size, cue_type, cue)
+
+
+def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings) -> RenderedScene:
+    """Render one planned scene with its visual source (tiles once, then paste and encode)."""
+    pair = scene.pair
+    base, cue = render_grid_images(
+        source.render_tile(pair, "majority", scene.cell_size),
+        source.render_tile(pair, "target", scene.cell_size),
+        rows=scene.rows, cols=scene.cols, cell_size=scene.cell_size,
+        target_cells=scene.target_cells, cue_rect=cue_rectangle(scene), cue_type=scene.cue_type,
+        cue=settings.cue,
+    )
+    level = settings.png_compress_level
+    return RenderedScene(scene_id=scene.scene_id, base_png=encode_png(base, level),
+                         cue_png=encode_png(cue, level), width=base.shape[1], height=base.shape[0])
+
+
+def cue_rectangle(scene: SceneSpec) -> tuple[int, int, int, int]:
+    """The T4 rectangle of a scene spec as (r1, r2, c1, c2)."""
+    p = scene.regions[CUE_TEMPLATE].params
+    return int(p["r1"]), int(p["r2"]), int(p["c1"]), int(p["c2"])
