@@ -1,0 +1,209 @@
+"""Scene-cluster bootstrap intervals for the headline numbers.
+
+Items of one scene are correlated (five coupled tasks on one image), so the unit of
+resampling is the scene: within each subset, scenes are drawn with replacement
+(stratified by subset, as the tables are), and every statistic is recomputed from the
+resampled scenes' sums. Everything is vectorised: per-scene sums are built once as a
+(scenes x features) matrix, each resample is a row of scene multiplicities, and the
+resampled subset totals are one matrix product per subset.
+
+Randomness: one generator per subset from `rose_gen.rng.subset_rng(seed, subset,
+"bootstrap")`, so the same seed gives the same draws, and two models evaluated on the
+same scenes get the same (paired) draws.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rose_eval.analyses._rows import (
+    ACTION_TEMPLATES,
+    COUNTING_TEMPLATES,
+    MAIN_TEMPLATES,
+    SUBSET_ORDER,
+    TEMPLATE_ORDER,
+    TEMPLATE_SHORT,
+    template_of,
+)
+from rose_gen.rng import subset_rng
+
+LEVEL = 0.95
+RNG_PURPOSE = "bootstrap"
+
+# Feature columns of the per-scene matrix: per template (pass sum, item count), then
+# all-template pass, soft and valid sums and item count.
+_T = len(TEMPLATE_ORDER)
+COL_TEMPLATE_PASS = 0
+COL_TEMPLATE_N = _T
+COL_PASS, COL_SOFT, COL_VALID, COL_N = 2 * _T, 2 * _T + 1, 2 * _T + 2, 2 * _T + 3
+N_FEATURES = 2 * _T + 4
+
+
+@dataclass(frozen=True)
+class SceneTable:
+    """Per-scene feature sums, grouped by subset (scenes sorted by id inside a subset)."""
+
+    subsets: tuple[str, ...]
+    scene_ids: tuple[tuple[str, ...], ...]
+    features: tuple[np.ndarray, ...]  # one (n_scenes_in_subset, N_FEATURES) array per subset
+
+    @property
+    def n_scenes(self) -> dict[str, int]:
+        return {s: len(ids) for s, ids in zip(self.subsets, self.scene_ids, strict=True)}
+
+
+def is_headline_row(row: Mapping[str, Any]) -> bool:
+    """Main-template rows of known subsets: the rows Tables 1 and 2 are about."""
+    return template_of(row) in MAIN_TEMPLATES and str(row.get("rose_subset")) in SUBSET_ORDER
+
+
+def build_scene_table(items: Sequence[Mapping[str, Any]]) -> SceneTable:
+    """Sum each scene's pass/soft/valid values per template into a feature matrix."""
+    rows = [row for row in items if is_headline_row(row)]
+    keys = sorted({(str(r["rose_subset"]), str(r.get("scene_id"))) for r in rows},
+                  key=lambda k: (SUBSET_ORDER.index(k[0]), k[1]))
+    position = {key: i for i, key in enumerate(keys)}
+    n = len(rows)
+    scene = np.fromiter((position[(str(r["rose_subset"]), str(r.get("scene_id")))] for r in rows),
+                        dtype=np.int64, count=n)
+    template = np.fromiter((TEMPLATE_ORDER.index(template_of(r)) for r in rows),
+                           dtype=np.int64, count=n)
+    passed = np.fromiter((float(r.get("pass") or 0) for r in rows), dtype=float, count=n)
+    soft = np.fromiter((float(r.get("unified_soft") or 0.0) for r in rows), dtype=float, count=n)
+    valid = np.fromiter((float(r.get("format_valid") or 0) for r in rows), dtype=float, count=n)
+    matrix = np.zeros((len(keys), N_FEATURES))
+    np.add.at(matrix, (scene, COL_TEMPLATE_PASS + template), passed)
+    np.add.at(matrix, (scene, COL_TEMPLATE_N + template), 1.0)
+    np.add.at(matrix, (scene, COL_PASS), passed)
+    np.add.at(matrix, (scene, COL_SOFT), soft)
+    np.add.at(matrix, (scene, COL_VALID), valid)
+    np.add.at(matrix, (scene, COL_N), 1.0)
+    subsets = tuple(s for s in SUBSET_ORDER if any(k[0] == s for k in keys))
+    scene_ids, features = [], []
+    for subset in subsets:
+        idx = [i for i, k in enumerate(keys) if k[0] == subset]
+        scene_ids.append(tuple(keys[i][1] for i in idx))
+        features.append(matrix[idx])
+    return SceneTable(subsets, tuple(scene_ids), tuple(features))
+
+
+def scene_weights(n_scenes: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_boot, n_scenes) multiplicities of each scene in each with-replacement resample."""
+    draws = rng.integers(0, n_scenes, size=(n_boot, n_scenes))
+    flat = draws + (np.arange(n_boot, dtype=np.int64) * n_scenes)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=n_boot * n_scenes)
+    return counts.reshape(n_boot, n_scenes).astype(float)
+
+
+def draw_weights(n_scenes: Mapping[str, int], n_boot: int, seed: int) -> dict[str, np.ndarray]:
+    """Resample weights per subset, from the subset's own seeded stream."""
+    return {
+        subset: scene_weights(n, n_boot, subset_rng(seed, subset, RNG_PURPOSE))
+        for subset, n in n_scenes.items()
+    }
+
+
+def point_totals(table: SceneTable) -> np.ndarray:
+    """(1, subsets, features) totals of the observed data."""
+    return np.stack([f.sum(axis=0) for f in table.features])[None, :, :]
+
+
+def resampled_totals(table: SceneTable, weights: Mapping[str, np.ndarray]) -> np.ndarray:
+    """(n_boot, subsets, features) totals, one matrix product per subset."""
+    return np.stack([weights[s] @ f for s, f in zip(table.subsets, table.features, strict=True)],
+                    axis=1)
+
+
+def _rate(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(values, axis=axis)
+
+
+def headline_statistics(totals: np.ndarray, subsets: Sequence[str]) -> dict[str, np.ndarray]:
+    """Every headline number from (draws, subsets, features) totals; each value (draws,).
+
+    Names: `table1/<subset>/PASS|SOFT|VALID`, `table1/Avg. PASS|Avg. SOFT|VALID`,
+    `table2/<short>` per template, `table2/Avg. PASS`, `gap/Counting Avg.`,
+    `gap/Action Avg.`, `gap/Delta`. Definitions are the public evaluator's tables.
+    """
+    n = totals[..., COL_N]
+    subset_pass = _rate(totals[..., COL_PASS], n)
+    subset_soft = _rate(totals[..., COL_SOFT], n)
+    subset_valid = _rate(totals[..., COL_VALID], n)
+    stats: dict[str, np.ndarray] = {}
+    for i, subset in enumerate(subsets):
+        stats[f"table1/{subset}/PASS"] = subset_pass[:, i]
+        stats[f"table1/{subset}/SOFT"] = subset_soft[:, i]
+        stats[f"table1/{subset}/VALID"] = subset_valid[:, i]
+    stats["table1/Avg. PASS"] = _nanmean(subset_pass, axis=1)
+    stats["table1/Avg. SOFT"] = _nanmean(subset_soft, axis=1)
+    stats["table1/VALID"] = _nanmean(subset_valid, axis=1)
+    per_subset_template = _rate(totals[..., COL_TEMPLATE_PASS:COL_TEMPLATE_PASS + _T],
+                                totals[..., COL_TEMPLATE_N:COL_TEMPLATE_N + _T])
+    template_pass = _nanmean(per_subset_template, axis=1)  # (draws, templates)
+    for j, template in enumerate(TEMPLATE_ORDER):
+        stats[f"table2/{TEMPLATE_SHORT[template]}"] = template_pass[:, j]
+    stats["table2/Avg. PASS"] = _nanmean(template_pass, axis=1)
+    counting = _nanmean(template_pass[:, [TEMPLATE_ORDER.index(t) for t in COUNTING_TEMPLATES]], 1)
+    action = _nanmean(template_pass[:, [TEMPLATE_ORDER.index(t) for t in ACTION_TEMPLATES]], 1)
+    stats["gap/Counting Avg."] = counting
+    stats["gap/Action Avg."] = action
+    stats["gap/Delta"] = counting - action
+    return stats
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def interval(point: float, draws: np.ndarray, level: float = LEVEL) -> dict[str, float | None]:
+    """Percentile interval of the draws around the observed point."""
+    kept = draws[np.isfinite(draws)]
+    if kept.size == 0:
+        return {"point": _finite(point), "lo": None, "hi": None}
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(kept, [tail, 1.0 - tail])
+    return {"point": _finite(point), "lo": float(lo), "hi": float(hi)}
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in flat.items():
+        *parents, leaf = name.split("/")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def scene_bootstrap(items: Sequence[Mapping[str, Any]], *, seed: int = 0,
+                    n_boot: int = 10_000) -> dict[str, Any]:
+    """95% scene-cluster bootstrap intervals for every headline number."""
+    table = build_scene_table(items)
+    if not table.subsets:
+        return {"n_boot": n_boot, "seed": seed, "n_scenes": {}, "note": "no main-template rows"}
+    point = headline_statistics(point_totals(table), table.subsets)
+    draws = headline_statistics(resampled_totals(table, draw_weights(table.n_scenes, n_boot, seed)),
+                                table.subsets)
+    flat = {name: interval(point[name][0], draws[name]) for name in point}
+    return {
+        "method": "percentile bootstrap; scenes resampled with replacement within each subset",
+        "level": LEVEL,
+        "n_boot": n_boot,
+        "seed": seed,
+        "n_scenes": table.n_scenes,
+        **_nest(flat),
+    }

@@ -1,0 +1,252 @@
+"""`rose-eval compare EVAL_DIR...`: a leaderboard of evaluated runs with paired intervals.
+
+Each EVAL_DIR is an evaluator output folder holding per_item_eval.jsonl; all runs must
+cover the same items. Every model is resampled with the SAME scene draws (within
+subset, seeded), so differences are paired: the leaderboard gives each model's
+Avg. PASS (Table 1) with its 95% interval, its difference to the best model
+(best minus model, with interval and the share of resamples where the best is ahead),
+and ranking stability: the share of resamples in which the model keeps its rank.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rose_eval.analyses.bootstrap import (
+    LEVEL,
+    build_scene_table,
+    draw_weights,
+    headline_statistics,
+    interval,
+    point_totals,
+    resampled_totals,
+)
+
+PER_ITEM_FILE = "per_item_eval.jsonl"
+RANK_METRIC = "table1/Avg. PASS"
+REPORTED_METRICS: tuple[str, ...] = ("table1/Avg. PASS", "table2/Avg. PASS", "table1/VALID",
+                                     "gap/Delta")
+REQUIRED_FIELDS: tuple[str, ...] = ("item_id", "scene_id", "rose_subset", "task_template",
+                                    "pass", "format_valid")
+
+
+class CompareError(Exception):
+    """A user-facing problem with the inputs: one line saying what, where and how to fix."""
+
+
+@dataclass(frozen=True)
+class EvaluatedRun:
+    """One evaluation output folder: its model name and per-item records."""
+
+    name: str
+    path: Path
+    items: tuple[dict[str, Any], ...]
+
+
+def read_per_item(eval_dir: Path) -> list[dict[str, Any]]:
+    """Per-item records of one evaluation folder; CompareError on any structural fault."""
+    if not eval_dir.is_dir():
+        raise CompareError(f"{eval_dir}: not a directory; pass evaluation output folders "
+                           f"(each holding {PER_ITEM_FILE})")
+    path = eval_dir / PER_ITEM_FILE
+    if not path.is_file():
+        raise CompareError(f"{path}: missing; run `rose-eval` with --out_dir {eval_dir} first")
+    rows: list[dict[str, Any]] = []
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise CompareError(f"{path}:{line_no}: invalid JSON ({exc.msg}); "
+                                       "re-create the file with rose-eval") from None
+                if not isinstance(row, dict):
+                    raise CompareError(f"{path}:{line_no}: expected a JSON object, got "
+                                       f"{type(row).__name__}; re-create the file with rose-eval")
+                missing = [f for f in REQUIRED_FIELDS if row.get(f) is None]
+                if missing:
+                    raise CompareError(f"{path}:{line_no}: missing {', '.join(missing)}; "
+                                       "re-create the file with rose-eval")
+                rows.append(row)
+    except UnicodeDecodeError as exc:
+        raise CompareError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); "
+                           "re-create the file with rose-eval") from None
+    except OSError as exc:
+        raise CompareError(f"{path}: cannot read ({exc.strerror}); check the path and "
+                           "its permissions") from None
+    if not rows:
+        raise CompareError(f"{path}: no rows; re-create the file with rose-eval")
+    ids = [str(r["item_id"]) for r in rows]
+    repeated = [i for i, n in Counter(ids).items() if n > 1]
+    if repeated:
+        dup = repeated[0]
+        raise CompareError(f"{path}: duplicate item_id {dup}; re-create the file with rose-eval")
+    return rows
+
+
+def load_runs(eval_dirs: Sequence[Path]) -> list[EvaluatedRun]:
+    """Read every folder, name each run by its model (folder name on a clash)."""
+    runs: list[EvaluatedRun] = []
+    for eval_dir in eval_dirs:
+        rows = read_per_item(eval_dir)
+        models = sorted({str(r.get("model")) for r in rows if r.get("model")})
+        name = models[0] if len(models) == 1 else eval_dir.name
+        runs.append(EvaluatedRun(name, eval_dir, tuple(rows)))
+    names = [run.name for run in runs]
+    return [
+        EvaluatedRun(f"{run.name} ({run.path.name})" if names.count(run.name) > 1 else run.name,
+                     run.path, run.items)
+        for run in runs
+    ]
+
+
+def check_same_items(runs: Sequence[EvaluatedRun]) -> None:
+    """All runs must score the same item ids (paired comparison)."""
+    reference = {str(r["item_id"]) for r in runs[0].items}
+    for run in runs[1:]:
+        ids = {str(r["item_id"]) for r in run.items}
+        if ids != reference:
+            only_here, only_there = sorted(ids - reference), sorted(reference - ids)
+            example = (only_here or only_there)[0]
+            raise CompareError(
+                f"{run.path / PER_ITEM_FILE}: item set differs from "
+                f"{runs[0].path / PER_ITEM_FILE} ({len(only_here)} extra, {len(only_there)} "
+                f"missing, e.g. {example}); compare runs evaluated on the same items")
+
+
+def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0,
+                 n_boot: int = 10_000) -> dict[str, Any]:
+    """Leaderboard with paired scene-bootstrap differences and ranking stability."""
+    tables = [build_scene_table(run.items) for run in runs]
+    if any(t.scene_ids != tables[0].scene_ids for t in tables[1:]):
+        raise CompareError("runs disagree on which scene each item belongs to; "
+                           "compare runs evaluated on the same release")
+    if not tables[0].subsets:
+        raise CompareError(f"{runs[0].path / PER_ITEM_FILE}: no main-template rows to compare")
+    subsets = tables[0].subsets
+    weights = draw_weights(tables[0].n_scenes, n_boot, seed)
+    points = [headline_statistics(point_totals(t), subsets) for t in tables]
+    draws = [headline_statistics(resampled_totals(t, weights), subsets) for t in tables]
+
+    score = np.array([p[RANK_METRIC][0] for p in points])
+    order = sorted(range(len(runs)), key=lambda i: (-score[i], i))
+    rank_of = {model: rank for rank, model in enumerate(order, start=1)}
+    sample = np.stack([d[RANK_METRIC] for d in draws], axis=1)  # (n_boot, models)
+    sample_rank = np.argsort(np.argsort(-sample, axis=1, kind="stable"), axis=1) + 1
+    best = order[0]
+    board = []
+    for model in order:
+        diff = draws[best][RANK_METRIC] - draws[model][RANK_METRIC]
+        board.append({
+            "rank": rank_of[model],
+            "model": runs[model].name,
+            "eval_dir": str(runs[model].path),
+            **{name.replace("/", " "): interval(points[model][name][0], draws[model][name])
+               for name in REPORTED_METRICS},
+            "diff_vs_best": interval(float(score[best] - score[model]), diff),
+            "share_best_ahead": float(np.mean(diff > 0)) if model != best else None,
+            "rank_stability": float(np.mean(sample_rank[:, model] == rank_of[model])),
+        })
+    return {
+        "metric": RANK_METRIC.replace("/", " "),
+        "method": "paired percentile bootstrap; the same scenes resampled within each subset "
+        "for every model",
+        "level": LEVEL,
+        "n_boot": n_boot,
+        "seed": seed,
+        "n_items": len(runs[0].items),
+        "n_scenes": tables[0].n_scenes,
+        "best": runs[best].name,
+        "leaderboard": board,
+    }
+
+
+def _pct(ci: dict[str, Any]) -> str:
+    if ci["point"] is None:
+        return "--"
+    if ci["lo"] is None:
+        return f"{100 * ci['point']:.1f}"
+    return f"{100 * ci['point']:.1f} [{100 * ci['lo']:.1f}, {100 * ci['hi']:.1f}]"
+
+
+def leaderboard_markdown(result: dict[str, Any]) -> str:
+    """The leaderboard as a Markdown table (percentages, 95% intervals in brackets)."""
+    lines = [
+        f"Leaderboard by {result['metric']} ({result['n_items']} items, "
+        f"{sum(result['n_scenes'].values())} scenes, {result['n_boot']} paired scene resamples)",
+        "",
+        "| Rank | Model | Avg. PASS | Diff. vs best | Best ahead | Rank kept | VALID |",
+        "|---:|---|---|---|---:|---:|---|",
+    ]
+    for row in result["leaderboard"]:
+        ahead = "--" if row["share_best_ahead"] is None else f"{100 * row['share_best_ahead']:.1f}%"
+        lines.append(
+            f"| {row['rank']} | {row['model']} | {_pct(row['table1 Avg. PASS'])} | "
+            f"{_pct(row['diff_vs_best'])} | {ahead} | {100 * row['rank_stability']:.1f}% | "
+            f"{_pct(row['table1 VALID'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rose-eval compare",
+        description="Leaderboard of evaluated runs with paired scene-bootstrap intervals.")
+    parser.add_argument("eval_dirs", nargs="+", type=Path, metavar="EVAL_DIR",
+                        help=f"evaluation output folder holding {PER_ITEM_FILE}")
+    parser.add_argument("--out", type=Path, default=None, help="write the result as JSON here")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n_boot", type=int, default=10_000)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `rose-eval compare`; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        if len(args.eval_dirs) < 2:
+            raise CompareError("need at least two EVAL_DIRs to compare")
+        if args.n_boot < 1 or args.seed < 0:
+            raise CompareError("--n_boot must be >= 1 and --seed >= 0")
+        runs = load_runs(args.eval_dirs)
+        check_same_items(runs)
+        result = compare_runs(runs, seed=args.seed, n_boot=args.n_boot)
+        if args.out is not None:
+            try:
+                _write_atomic(args.out, json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+            except OSError as exc:
+                raise CompareError(f"{args.out}: cannot write ({exc.strerror}); choose a "
+                                   "writable --out path") from None
+    except CompareError as exc:
+        print(f"rose-eval compare: error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(leaderboard_markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
