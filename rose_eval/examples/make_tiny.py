@@ -1,0 +1,338 @@
+"""Build the bundled tiny example: synthetic v0.1-format metadata and a mixed predictions file.
+
+Deterministic (seeded through rose_gen.rng): re-running writes byte-identical files.
+No pixels and no real v0.1 rows: scenes are grids with a few target cells drawn at
+random, and every task row carries the v0.1 fields the evaluator reads (plus the usual
+descriptive ones). Bridge rows (T1B, T2B) are included.
+
+    python -m rose_eval.examples.make_tiny [OUT_DIR]   # default: rose_eval/examples/tiny
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rose_gen.rng import scene_rng
+from rose_gen.vocab import PROTOCOL_VERSION, SUBSET_ORDER, TEMPLATE_ORDER
+
+SEED = 20260101
+TINY_DIR = Path(__file__).resolve().parent / "tiny"
+SCENES_PER_SPLIT = {"test": 2, "dev": 1}
+PREFIX = {
+    "ROSE-ChineseGlyph": ("CH", "CHINESE_GLYPH"),
+    "ROSE-EmojiStyle": ("ESTY", "EMOJI_STYLE"),
+    "ROSE-EmojiContent": ("ECON", "EMOJI_CONTENT"),
+    "ROSE-PixelEdit": ("PEDIT", "PIXEL_EDIT"),
+    "ROSE-PixelContent": ("PCONT", "PIXEL_CONTENT"),
+}
+PROMPT_GLOBAL = (
+    "You are given a grid image. Rows are counted from top to bottom, and columns from left "
+    "to right, both starting from 1. Output only the formal answer in the required format. "
+    "Do not output any explanation.\n\nAllowed answer formats:\n1) COUNT(n)\n"
+    "2) CLICK(Rr,Cc); CLICK(Rr,Cc); ...; DONE\n3) CLICK(Rr,Cc); CLICK(Rr,Cc); ...; SUBMIT(n)\n\n"
+    "Examples:\nCOUNT(3)\nCLICK(R2,C5); CLICK(R4,C7); DONE\nCLICK(R2,C5); CLICK(R4,C7); SUBMIT(2)\n"
+)
+MODEL = "tiny-demo-model"
+
+Cell = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Scene:
+    subset: str
+    split: str
+    index: int  # 1-based scene number within the subset
+    rows: int
+    cols: int
+    targets: tuple[Cell, ...]  # placement order
+
+
+def label(cell: Cell) -> str:
+    return f"R{cell[0]},C{cell[1]}"
+
+
+def sorted_labels(cells: set[Cell]) -> list[str]:
+    return [label(c) for c in sorted(cells)]
+
+
+def draw_scene(subset: str, split: str, index: int) -> Scene:
+    rng = scene_rng(SEED, subset, index, purpose=f"tiny-{split}")
+    rows, cols = (int(v) for v in rng.integers(6, 10, size=2))
+    n_targets = int(rng.integers(1, 5))
+    flat = rng.choice(rows * cols, size=n_targets, replace=False)
+    targets = tuple((int(f) // cols + 1, int(f) % cols + 1) for f in flat)
+    return Scene(subset, split, index, rows, cols, targets)
+
+
+def draw_range(rng: np.random.Generator, rows: int, cols: int,
+               kind: str | None = None) -> tuple[str, dict[str, int]]:
+    drawn = ("ROW_RANGE", "COL_RANGE", "RECTANGLE")[int(rng.integers(0, 3))]
+    kind = kind or drawn
+    r1 = int(rng.integers(1, rows - 1))
+    c1 = int(rng.integers(1, cols - 1))
+    r2 = min(rows, r1 + int(rng.integers(0, 3)))
+    c2 = min(cols, c1 + int(rng.integers(0, 3)))
+    params = {"ROW_RANGE": {"r1": r1, "r2": r2}, "COL_RANGE": {"c1": c1, "c2": c2},
+              "RECTANGLE": {"r1": r1, "r2": r2, "c1": c1, "c2": c2}}[kind]
+    return kind, params
+
+
+def cells_of(kind: str, params: dict[str, Any], rows: int, cols: int) -> set[Cell]:
+    grid = {(r, c) for r in range(1, rows + 1) for c in range(1, cols + 1)}
+    if kind == "GLOBAL":
+        return grid
+    if kind == "ROW_RANGE":
+        return {(r, c) for r, c in grid if params["r1"] <= r <= params["r2"]}
+    if kind == "COL_RANGE":
+        return {(r, c) for r, c in grid if params["c1"] <= c <= params["c2"]}
+    if kind == "EXCLUSION":
+        return grid - cells_of(params["exclude_type"], params["exclude_params"], rows, cols)
+    return {(r, c) for r, c in grid
+            if params["r1"] <= r <= params["r2"] and params["c1"] <= c <= params["c2"]}
+
+
+def phrase(kind: str, params: dict[str, Any]) -> str:
+    if kind == "GLOBAL":
+        return "in the whole grid"
+    if kind == "ROW_RANGE":
+        r1, r2 = params["r1"], params["r2"]
+        return f"in row {r1}" if r1 == r2 else f"in rows {r1} to {r2}"
+    if kind == "COL_RANGE":
+        c1, c2 = params["c1"], params["c2"]
+        return f"in column {c1}" if c1 == c2 else f"in columns {c1} to {c2}"
+    return (f"from row {params['r1']} column {params['c1']} "
+            f"to row {params['r2']} column {params['c2']}")
+
+
+def region_case(in_region: set[Cell], targets: set[Cell]) -> str:
+    if not in_region:
+        return "zero"
+    return "all" if in_region == targets else "partial"
+
+
+def formal_answer(mode: str, clicks: list[Cell]) -> str:
+    if mode == "COUNT":
+        return f"COUNT({len(clicks)})"
+    tokens = [f"CLICK({label(c)})" for c in clicks]
+    tokens.append("DONE" if mode == "CLICK" else f"SUBMIT({len(clicks)})")
+    return "; ".join(tokens)
+
+
+LOCAL_SENTENCE = {
+    "COUNT": "Count the number of cells that are different from the majority {where}. "
+             "Answer only in the format: COUNT(n).",
+    "CLICK": "Click all cells that are different from the majority {where}. "
+             "Answer only using CLICK(Rr,Cc); ...; DONE.",
+    "CLICK_COUNT": "Click all cells that are different from the majority, excluding {where}, "
+                   "then submit the number of cells you clicked. "
+                   "Answer only using CLICK(Rr,Cc); ...; SUBMIT(n).",
+}
+FORMAT = {"COUNT": "COUNT(n)", "CLICK": "CLICK(Rr,Cc); ...; DONE",
+          "CLICK_COUNT": "CLICK(Rr,Cc); ...; SUBMIT(n)"}
+
+
+def task_row(scene: Scene, *, item_id: str, template: str, mode: str, kind: str,
+             params: dict[str, Any], image_no: int, cue: str, where: str,
+             extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    prefix, primitive = PREFIX[scene.subset]
+    targets = set(scene.targets)
+    region = cells_of(kind, params, scene.rows, scene.cols)
+    in_region = sorted(targets & region)
+    answer = formal_answer(mode, in_region)
+    prompt_local = LOCAL_SENTENCE[mode].format(where=where)
+    row: dict[str, Any] = {
+        "item_id": item_id,
+        "scene_id": f"{prefix}SCENE_{scene.index:06d}",
+        "image_id": f"{prefix}IMG_{image_no:06d}",
+        "split": scene.split,
+        "dataset_version": "rose_toolkit_tiny_example",
+        "protocol_version": PROTOCOL_VERSION,
+        "primitive_type": primitive,
+        "task_template": template,
+        "task_mode": mode,
+        "reference_source": "REF_MAJORITY",
+        "selection_predicate": "SELECT_DIFFERENT",
+        "target_rule": "ODD_FROM_MAJORITY",
+        "region_type": kind,
+        "region_params": params,
+        "region_case": region_case(set(in_region), targets),
+        "cue_type": cue,
+        "prompt_global": PROMPT_GLOBAL,
+        "prompt_local": prompt_local,
+        "prompt": PROMPT_GLOBAL + "\n" + prompt_local,
+        "expected_output_format": FORMAT[mode],
+        "ground_truth_count": len(in_region),
+        "ground_truth_clicks": [label(c) for c in in_region],
+        "ground_truth_formal_answer": answer,
+        "answer": answer,
+        "all_target_cells": sorted_labels(targets),
+        "region_target_cells": [label(c) for c in in_region],
+        "global_target_count": len(targets),
+        "region_target_count": len(in_region),
+        "region_cell_count": len(region),
+        "region_non_target_count": len(region) - len(in_region),
+        "num_out_region_targets": len(targets) - len(in_region),
+        "region_ratio": round(len(region) / (scene.rows * scene.cols), 6),
+        "difficulty": "medium" if len(targets) < 3 else "hard",
+        "rose_subset": scene.subset,
+        "image": f"images/{scene.subset}/{prefix}IMG_{image_no:06d}.png",
+        "rows": scene.rows,
+        "cols": scene.cols,
+        "target_cells": [list(c) for c in scene.targets],
+    }
+    row.update(extra or {})
+    return row
+
+
+def scene_rows(scene: Scene) -> Iterator[dict[str, Any]]:
+    """The five main task rows of a scene, then its two bridge rows."""
+    prefix, _ = PREFIX[scene.subset]
+    rng = scene_rng(SEED, scene.subset, scene.index, purpose=f"tiny-tasks-{scene.split}")
+    base_img, cue_img = 2 * scene.index - 1, 2 * scene.index
+    ids = [f"{prefix}ITEM_{5 * (scene.index - 1) + t:06d}" for t in range(1, 6)]
+    t2_kind, t2_params = draw_range(rng, scene.rows, scene.cols)
+    t3_kind, t3_params = draw_range(rng, scene.rows, scene.cols)
+    _, t4_params = draw_range(rng, scene.rows, scene.cols, kind="RECTANGLE")
+    t5_kind, t5_ex = draw_range(rng, scene.rows, scene.cols)
+    t5_params = {"exclude_type": t5_kind, "exclude_params": t5_ex}
+    common = {"scene": scene}
+    specs: list[dict[str, Any]] = [
+        dict(item_id=ids[0], template=TEMPLATE_ORDER[0], mode="COUNT", kind="GLOBAL", params={},
+             image_no=base_img, cue="NONE", where=phrase("GLOBAL", {})),
+        dict(item_id=ids[1], template=TEMPLATE_ORDER[1], mode="COUNT", kind=t2_kind,
+             params=t2_params, image_no=base_img, cue="NONE", where=phrase(t2_kind, t2_params)),
+        dict(item_id=ids[2], template=TEMPLATE_ORDER[2], mode="CLICK", kind=t3_kind,
+             params=t3_params, image_no=base_img, cue="NONE", where=phrase(t3_kind, t3_params)),
+        dict(item_id=ids[3], template=TEMPLATE_ORDER[3], mode="CLICK", kind="VISUAL_REGION",
+             params=t4_params, image_no=cue_img, cue="OUTLINE_BOX",
+             where="inside the highlighted region"),
+        dict(item_id=ids[4], template=TEMPLATE_ORDER[4], mode="CLICK_COUNT", kind="EXCLUSION",
+             params=t5_params, image_no=base_img, cue="NONE", where=phrase(t5_kind, t5_ex)),
+        dict(item_id=f"MLCNT_{ids[2]}", template="T2B_COUNT_LOCAL_MATCHED", mode="COUNT",
+             kind=t3_kind, params=t3_params, image_no=base_img, cue="NONE",
+             where=phrase(t3_kind, t3_params),
+             extra={"bridge_task": True, "bridge_type": "MATCHED_LOCAL_COUNT_FROM_T3",
+                    "source_item_id": ids[2], "source_click_item_id": ids[2],
+                    "source_task_template": TEMPLATE_ORDER[2], "source_task_mode": "CLICK"}),
+        dict(item_id=f"{ids[0]}__GCLK", template="T1B_CLICK_GLOBAL", mode="CLICK",
+             kind="GLOBAL", params={}, image_no=base_img, cue="NONE",
+             where=phrase("GLOBAL", {}),
+             extra={"bridge_task": True, "difficulty": "bridge", "source_item_id": ids[0],
+                    "source_task_template": TEMPLATE_ORDER[0]}),
+    ]
+    for spec in specs:
+        yield task_row(**common, **spec)
+
+
+def metadata_rows(split: str) -> list[dict[str, Any]]:
+    """All rows of one split, subsets in order, scenes in order."""
+    first = {"test": 1, "dev": 1 + SCENES_PER_SPLIT["test"]}[split]
+    rows: list[dict[str, Any]] = []
+    for subset in SUBSET_ORDER:
+        for index in range(first, first + SCENES_PER_SPLIT[split]):
+            rows.extend(scene_rows(draw_scene(subset, split, index)))
+    return rows
+
+
+# ---- predictions: a deterministic mix of right, wrong and malformed answers ----------
+
+def _clicks(row: dict[str, Any]) -> list[str]:
+    return [f"CLICK({c})" for c in row["ground_truth_clicks"]]
+
+
+def _end(row: dict[str, Any], n: int | None = None) -> str:
+    if row["task_mode"] == "CLICK":
+        return "DONE"
+    return f"SUBMIT({row['ground_truth_count'] if n is None else n})"
+
+
+def _off_by_one(row: dict[str, Any]) -> str:
+    if row["task_mode"] == "COUNT":
+        return f"COUNT({row['ground_truth_count'] + 1})"
+    extra = f"CLICK(R{row['rows']},C{row['cols']})"
+    return "; ".join([*_clicks(row), extra, _end(row, row["ground_truth_count"] + 1)])
+
+
+def _whole_grid(row: dict[str, Any]) -> str:
+    targets = row["all_target_cells"]
+    if row["task_mode"] == "COUNT":
+        return f"COUNT({len(targets)})"
+    return "; ".join([*(f"CLICK({c})" for c in targets), _end(row, len(targets))])
+
+
+def _sloppy_spacing(row: dict[str, Any]) -> str:
+    return row["answer"].lower().replace("(", " ( ").replace(",", " , ")
+
+
+def _prose(row: dict[str, Any]) -> str:
+    return f"The answer is {row['answer']}."
+
+
+def _no_end(row: dict[str, Any]) -> str:
+    return "; ".join(_clicks(row)) if row["task_mode"] != "COUNT" else f"{row['answer']};"
+
+
+def _duplicate(row: dict[str, Any]) -> str:
+    if row["task_mode"] == "COUNT" or not row["ground_truth_clicks"]:
+        return "COUNT(0)" if row["task_mode"] == "COUNT" else "CLICK(R1,C1); CLICK(R1,C1); " + _end(row, 1)
+    return "; ".join([*_clicks(row), _clicks(row)[0], _end(row)])
+
+
+def _out_of_grid(row: dict[str, Any]) -> str:
+    if row["task_mode"] == "COUNT":
+        return "COUNT(99)"
+    return "; ".join([*_clicks(row), f"CLICK(R{row['rows'] + 1},C1)", _end(row)])
+
+
+ANSWER_STYLES: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
+    ("oracle", lambda row: row["answer"]),
+    ("off_by_one", _off_by_one),
+    ("oracle", lambda row: row["answer"]),
+    ("whole_grid", _whole_grid),
+    ("sloppy_spacing", _sloppy_spacing),
+    ("prose", _prose),
+    ("oracle", lambda row: row["answer"]),
+    ("no_end_token", _no_end),
+    ("duplicate_click", _duplicate),
+    ("out_of_grid", _out_of_grid),
+    ("oracle", lambda row: row["answer"]),
+)
+
+
+def predictions(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One prediction per row, cycling through ANSWER_STYLES; a few empty or API errors."""
+    out: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        if index % 17 == 16:
+            out.append({"item_id": row["item_id"], "model": MODEL, "raw_text": "",
+                        "error": "HTTP 503: upstream timeout"})
+            continue
+        _, style = ANSWER_STYLES[index % len(ANSWER_STYLES)]
+        out.append({"item_id": row["item_id"], "model": MODEL, "raw_text": style(row),
+                    "error": None})
+    return out
+
+
+def dump_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                    encoding="utf-8")
+
+
+def build(out_dir: Path = TINY_DIR) -> None:
+    """Write metadata_test.jsonl, metadata_dev.jsonl and predictions_test.jsonl."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    test_rows = metadata_rows("test")
+    dump_jsonl(out_dir / "metadata_test.jsonl", test_rows)
+    dump_jsonl(out_dir / "metadata_dev.jsonl", metadata_rows("dev"))
+    dump_jsonl(out_dir / "predictions_test.jsonl", predictions(test_rows))
+
+
+if __name__ == "__main__":
+    build(Path(sys.argv[1]) if len(sys.argv) > 1 else TINY_DIR)
