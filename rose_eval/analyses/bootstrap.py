@@ -35,13 +35,15 @@ from rose_gen.rng import subset_rng
 LEVEL = 0.95
 RNG_PURPOSE = "bootstrap"
 
-# Feature columns of the per-scene matrix: per template (pass sum, item count), then
-# all-template pass, soft and valid sums and item count.
+# Feature columns of the per-scene matrix: per template (pass sum, item count); all-row
+# pass, soft and valid sums and item count; click rows' strict F1 and region-ok sums and
+# their count (Table 2's C-F1 and R-OK).
 _T = len(TEMPLATE_ORDER)
 COL_TEMPLATE_PASS = 0
 COL_TEMPLATE_N = _T
 COL_PASS, COL_SOFT, COL_VALID, COL_N = 2 * _T, 2 * _T + 1, 2 * _T + 2, 2 * _T + 3
-N_FEATURES = 2 * _T + 4
+COL_CLICK_F1, COL_REGION_OK, COL_CLICK_N = 2 * _T + 4, 2 * _T + 5, 2 * _T + 6
+N_FEATURES = 2 * _T + 7
 
 
 @dataclass(frozen=True)
@@ -57,32 +59,39 @@ class SceneTable:
         return {s: len(ids) for s, ids in zip(self.subsets, self.scene_ids, strict=True)}
 
 
-def is_headline_row(row: Mapping[str, Any]) -> bool:
-    """Main-template rows of known subsets: the rows Tables 1 and 2 are about."""
-    return template_of(row) in MAIN_TEMPLATES and str(row.get("rose_subset")) in SUBSET_ORDER
+def is_table1_row(row: Mapping[str, Any]) -> bool:
+    """Rows of known subsets: Table 1 averages all of them (as the public evaluator does)."""
+    return str(row.get("rose_subset")) in SUBSET_ORDER
 
 
 def build_scene_table(items: Sequence[Mapping[str, Any]]) -> SceneTable:
-    """Sum each scene's pass/soft/valid values per template into a feature matrix."""
-    rows = [row for row in items if is_headline_row(row)]
+    """Sum each scene's pass/soft/valid values (all rows, and per main template)."""
+    rows = [row for row in items if is_table1_row(row)]
     keys = sorted({(str(r["rose_subset"]), str(r.get("scene_id"))) for r in rows},
                   key=lambda k: (SUBSET_ORDER.index(k[0]), k[1]))
     position = {key: i for i, key in enumerate(keys)}
     n = len(rows)
     scene = np.fromiter((position[(str(r["rose_subset"]), str(r.get("scene_id")))] for r in rows),
                         dtype=np.int64, count=n)
-    template = np.fromiter((TEMPLATE_ORDER.index(template_of(r)) for r in rows),
-                           dtype=np.int64, count=n)
     passed = np.fromiter((float(r.get("pass") or 0) for r in rows), dtype=float, count=n)
     soft = np.fromiter((float(r.get("unified_soft") or 0.0) for r in rows), dtype=float, count=n)
     valid = np.fromiter((float(r.get("format_valid") or 0) for r in rows), dtype=float, count=n)
     matrix = np.zeros((len(keys), N_FEATURES))
-    np.add.at(matrix, (scene, COL_TEMPLATE_PASS + template), passed)
-    np.add.at(matrix, (scene, COL_TEMPLATE_N + template), 1.0)
     np.add.at(matrix, (scene, COL_PASS), passed)
     np.add.at(matrix, (scene, COL_SOFT), soft)
     np.add.at(matrix, (scene, COL_VALID), valid)
     np.add.at(matrix, (scene, COL_N), 1.0)
+    click = np.fromiter((r.get("click_applicable") == 1 for r in rows), dtype=bool, count=n)
+    f1 = np.fromiter((float(r.get("click_f1_strict") or 0.0) for r in rows), dtype=float, count=n)
+    region_ok = np.fromiter((float(r.get("region_ok") or 0) for r in rows), dtype=float, count=n)
+    np.add.at(matrix, (scene[click], COL_CLICK_F1), f1[click])
+    np.add.at(matrix, (scene[click], COL_REGION_OK), region_ok[click])
+    np.add.at(matrix, (scene[click], COL_CLICK_N), 1.0)
+    main = np.fromiter((template_of(r) in MAIN_TEMPLATES for r in rows), dtype=bool, count=n)
+    template = np.fromiter((TEMPLATE_ORDER.index(template_of(r)) if main[i] else 0
+                            for i, r in enumerate(rows)), dtype=np.int64, count=n)
+    np.add.at(matrix, (scene[main], COL_TEMPLATE_PASS + template[main]), passed[main])
+    np.add.at(matrix, (scene[main], COL_TEMPLATE_N + template[main]), 1.0)
     subsets = tuple(s for s in SUBSET_ORDER if any(k[0] == s for k in keys))
     scene_ids, features = [], []
     for subset in subsets:
@@ -134,8 +143,10 @@ def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
 def headline_statistics(totals: np.ndarray, subsets: Sequence[str]) -> dict[str, np.ndarray]:
     """Every headline number from (draws, subsets, features) totals; each value (draws,).
 
-    Names: `table1/<subset>/PASS|SOFT|VALID`, `table1/Avg. PASS|Avg. SOFT|VALID`,
-    `table2/<short>` per template, `table2/Avg. PASS`, `gap/Counting Avg.`,
+    Table 1 averages every row of a subset (bridge rows included when the run has them,
+    exactly as the public evaluator's `paper_table1`); Table 2's template PASS and the gap
+    use the main templates only; C-F1 and R-OK average every click row (as `paper_table2`). Names: `table1/<subset>/PASS|SOFT|VALID`, `table1/Avg. PASS|Avg. SOFT|VALID`,
+    `table2/<short>` per template, `table2/C-F1|R-OK|Avg. PASS`, `gap/Counting Avg.`,
     `gap/Action Avg.`, `gap/Delta`. Definitions are the public evaluator's tables.
     """
     n = totals[..., COL_N]
@@ -155,6 +166,8 @@ def headline_statistics(totals: np.ndarray, subsets: Sequence[str]) -> dict[str,
     template_pass = _nanmean(per_subset_template, axis=1)  # (draws, templates)
     for j, template in enumerate(TEMPLATE_ORDER):
         stats[f"table2/{TEMPLATE_SHORT[template]}"] = template_pass[:, j]
+    stats["table2/C-F1"] = _nanmean(_rate(totals[..., COL_CLICK_F1], totals[..., COL_CLICK_N]), 1)
+    stats["table2/R-OK"] = _nanmean(_rate(totals[..., COL_REGION_OK], totals[..., COL_CLICK_N]), 1)
     stats["table2/Avg. PASS"] = _nanmean(template_pass, axis=1)
     counting = _nanmean(template_pass[:, [TEMPLATE_ORDER.index(t) for t in COUNTING_TEMPLATES]], 1)
     action = _nanmean(template_pass[:, [TEMPLATE_ORDER.index(t) for t in ACTION_TEMPLATES]], 1)
@@ -194,7 +207,7 @@ def scene_bootstrap(items: Sequence[Mapping[str, Any]], *, seed: int = 0,
     """95% scene-cluster bootstrap intervals for every headline number."""
     table = build_scene_table(items)
     if not table.subsets:
-        return {"n_boot": n_boot, "seed": seed, "n_scenes": {}, "note": "no main-template rows"}
+        return {"n_boot": n_boot, "seed": seed, "n_scenes": {}, "note": "no rows of a known subset"}
     point = headline_statistics(point_totals(table), table.subsets)
     draws = headline_statistics(resampled_totals(table, draw_weights(table.n_scenes, n_boot, seed)),
                                 table.subsets)
