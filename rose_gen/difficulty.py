@@ -28,8 +28,8 @@ from typing import Any
 class DifficultyParams:
     """Points per input and the hard threshold (see the module docstring)."""
 
-    hard_from: int = 5
-    count_points: tuple[int, ...] = (2, 0, 1, 2, 3)
+    hard_from: int = 7
+    count_points: tuple[int, ...] = (4, 0, 1, 2, 3)
     case_points: Mapping[str, int] = field(
         default_factory=lambda: {"zero": 2, "partial": 0, "all": 0}
     )
@@ -37,7 +37,7 @@ class DifficultyParams:
         default_factory=lambda: {"unknown": 0, "low": 0, "high": 2}
     )
     grid_points: Mapping[str, int] = field(
-        default_factory=lambda: {"small": 0, "medium": 1, "large": 3}
+        default_factory=lambda: {"small": 0, "medium": 2, "large": 5}
     )
     high_similarity: float = 0.97
 

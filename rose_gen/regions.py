@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -161,7 +162,10 @@ class BoxKind:
         ]
 
     def candidates(self, rows: int, cols: int, sizes: RegionSizes) -> Candidates:
-        """Every box of every allowed size on a rows x cols grid."""
+        """Every box of every allowed size on a rows x cols grid (cached, read-only arrays)."""
+        return _candidates(self, rows, cols, sizes)
+
+    def _enumerate(self, rows: int, cols: int, sizes: RegionSizes) -> Candidates:
         classes = self.size_classes(rows, cols, sizes)
         if not classes:
             raise RegionError(
@@ -176,7 +180,15 @@ class BoxKind:
             r1, c1 = r1.ravel(), c1.ravel()
             parts.append(np.stack([r1, r1 + h - 1, c1, c1 + w - 1], axis=1))
             groups.append(np.full(r1.size, g))
-        return Candidates(np.concatenate(parts), np.concatenate(groups), len(classes))
+        boxes, group = np.concatenate(parts), np.concatenate(groups)
+        boxes.flags.writeable = False
+        group.flags.writeable = False
+        return Candidates(boxes, group, len(classes))
+
+
+@lru_cache(maxsize=4096)
+def _candidates(kind: BoxKind, rows: int, cols: int, sizes: RegionSizes) -> Candidates:
+    return kind._enumerate(rows, cols, sizes)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,331 @@
+"""Scene planning: a subset's knobs + a source's pair pool -> SceneSpecs (pure, no pixels).
+
+Randomness: the pair order comes from ``subset_rng(seed, subset, "pairs")`` and the
+split from ``subset_rng(seed, subset, "split")``; everything else a scene draws comes
+from ``scene_rng(seed, subset, k, purpose)`` with one purpose per stage (``layout``,
+``orient``, ``regions``), so any scene can be planned alone and a change in one stage's
+draws never shifts another's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from rose_gen import vocab
+from rose_gen.difficulty import DifficultyParams, rate
+from rose_gen.layout import V0_1_EXCEPTION_COUNTS, V0_1_PROFILE_MIX, LayoutParams, sample_layout
+from rose_gen.regions import CASES, RegionError, RegionSizes, sample_region
+from rose_gen.rng import scene_rng, subset_rng
+from rose_gen.schema import DATASET_VERSION, REGION_TEMPLATES, RegionSpec, SceneSpec
+from rose_gen.sources.base import AssetPair, VisualSource
+from rose_gen.split import assign_splits
+
+NUMERIC_REGION_TYPES: tuple[str, ...] = ("ROW_RANGE", "COL_RANGE", "RECTANGLE")
+CUE_TYPES: tuple[str, ...] = ("OUTLINE_BOX", "MASK")
+
+
+class PlanError(ValueError):
+    """A plan cannot be carried out (impossible sizes, counts or weights); one-line message."""
+
+
+@dataclass(frozen=True)
+class SubsetPlan:
+    """Every knob for one subset.
+
+    ``region_type_weights`` is the mix of numeric region kinds for T2, T3 and T5's
+    excluded box; ``case_weights`` the wanted-case mix for T2..T5 (T4 is always a
+    VISUAL_REGION rectangle). ``font_scale`` sets ``font_size = int(cell_size *
+    font_scale)`` (glyph subsets), ``None`` for no font. ``source_options`` is handed to
+    the source's ``pool()``.
+    """
+
+    subset: str
+    source: str
+    n_scenes: int
+    n_dev: int
+    layout: LayoutParams = field(default_factory=LayoutParams)
+    region_type_weights: Mapping[str, float] = field(
+        default_factory=lambda: {"ROW_RANGE": 1.0, "COL_RANGE": 1.0, "RECTANGLE": 1.0}
+    )
+    case_weights: Mapping[str, float] = field(
+        default_factory=lambda: {"zero": 159.0, "partial": 715.0, "all": 238.0}
+    )
+    region_sizes: RegionSizes = field(default_factory=RegionSizes)
+    cue_type: str = "OUTLINE_BOX"
+    difficulty: DifficultyParams = field(default_factory=DifficultyParams)
+    font_scale: float | None = None
+    source_options: Mapping[str, Any] = field(default_factory=dict)
+    dataset_version: str = DATASET_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subset": self.subset,
+            "source": self.source,
+            "n_scenes": self.n_scenes,
+            "n_dev": self.n_dev,
+            "layout": self.layout.to_json(),
+            "region_type_weights": dict(self.region_type_weights),
+            "case_weights": dict(self.case_weights),
+            "region_sizes": self.region_sizes.to_json(),
+            "cue_type": self.cue_type,
+            "difficulty": self.difficulty.to_json(),
+            "font_scale": self.font_scale,
+            "source_options": dict(self.source_options),
+            "dataset_version": self.dataset_version,
+        }
+
+
+def _weights(mapping: Mapping[str, float], allowed: Sequence[str], what: str, subset: str):
+    unknown = sorted(set(mapping) - set(allowed))
+    if unknown:
+        raise PlanError(f"{subset}: unknown {what} {unknown}; allowed: {', '.join(allowed)}")
+    values = np.array([float(mapping.get(name, 0.0)) for name in allowed])
+    if (values < 0).any() or values.sum() <= 0:
+        raise PlanError(f"{subset}: {what} weights must be non-negative with a positive sum")
+    return values / values.sum()
+
+
+def validate_plan(plan: SubsetPlan) -> None:
+    """Raise :class:`PlanError` (one line) when ``plan`` cannot be carried out."""
+    s = plan.subset
+    if plan.n_scenes < 1:
+        raise PlanError(f"{s}: n_scenes must be at least 1 (got {plan.n_scenes})")
+    if not 0 <= plan.n_dev <= plan.n_scenes:
+        raise PlanError(f"{s}: n_dev={plan.n_dev} must be between 0 and n_scenes={plan.n_scenes}")
+    if plan.cue_type not in CUE_TYPES:
+        raise PlanError(f"{s}: cue_type {plan.cue_type!r} must be one of {', '.join(CUE_TYPES)}")
+    try:
+        family = plan.layout.layout_family()
+    except KeyError as err:
+        raise PlanError(f"{s}: {err}") from None
+    names = [p.name for p in family.profiles]
+    probs = _weights(plan.layout.profile_weights, names, "grid-size profile", s)
+    used = [p for p, w in zip(family.profiles, probs, strict=True) if w > 0]
+    lo, hi = plan.layout.cell_range()
+    if not 0 < lo <= hi:
+        raise PlanError(f"{s}: cell_size range {lo}..{hi} must be positive and ordered")
+    ex = np.asarray(plan.layout.exception_weights, dtype=float)
+    if ex.size == 0 or (ex < 0).any() or ex.sum() <= 0:
+        raise PlanError(f"{s}: exception weights must be non-negative with a positive sum")
+    max_ex = int(np.flatnonzero(ex > 0)[-1]) + 1
+    min_rows = min(p.rows[0] for p in used)
+    min_cols = min(p.cols[0] for p in used)
+    if 2 * max_ex >= min_rows * min_cols:
+        raise PlanError(
+            f"{s}: up to {max_ex} exceptions leave no majority on the smallest"
+            f" {min_rows}x{min_cols} grid; lower the exception counts or raise the grid size"
+        )
+    _weights(plan.region_type_weights, NUMERIC_REGION_TYPES, "region type", s)
+    _weights(plan.case_weights, CASES, "region case", s)
+    z = plan.region_sizes
+    if z.attempts < 1:
+        raise PlanError(f"{s}: region attempts must be at least 1")
+    if not 1 <= z.rect_min <= z.rect_max:
+        raise PlanError(f"{s}: rectangle sizes {z.rect_min}..{z.rect_max} must satisfy 1 <= min <= max")
+    if z.rect_max > min(min_rows, min_cols):
+        raise PlanError(
+            f"{s}: rectangles up to {z.rect_max} cells are larger than the smallest"
+            f" {min_rows}x{min_cols} grid; lower rect_max"
+        )
+    if not 1 <= z.line_min <= z.line_max:
+        raise PlanError(f"{s}: row/column range sizes {z.line_min}..{z.line_max} must satisfy 1 <= min <= max")
+    if z.line_min > min(min_rows, min_cols) // 2:
+        raise PlanError(
+            f"{s}: ranges of {z.line_min} lines exceed half of the smallest"
+            f" {min_rows}x{min_cols} grid; lower line_min"
+        )
+    if plan.font_scale is not None and not 0 < plan.font_scale <= 1:
+        raise PlanError(f"{s}: font_scale must be in (0, 1] (got {plan.font_scale})")
+
+
+def pair_order(seed: int, subset: str, pool_size: int) -> np.ndarray:
+    """The subset's deterministic permutation of pool indices (scene k uses entry (k-1) mod n)."""
+    return subset_rng(seed, subset, "pairs").permutation(pool_size)
+
+
+def _pair_for_scene(
+    seed: int, plan: SubsetPlan, k: int, pool: Sequence[AssetPair]
+) -> tuple[AssetPair, int]:
+    if not pool:
+        raise PlanError(f"{plan.subset}: the {plan.source} source offers no asset pairs")
+    order = pair_order(seed, plan.subset, len(pool))
+    return pool[int(order[(k - 1) % len(pool)])], (k - 1) // len(pool)
+
+
+def _choice(rng: np.random.Generator, names: Sequence[str], probs: np.ndarray) -> str:
+    return names[int(rng.choice(len(names), p=probs))]
+
+
+def plan_scene(
+    plan: SubsetPlan,
+    seed: int,
+    k: int,
+    pool: Sequence[AssetPair],
+    source: VisualSource,
+    split: str | None = None,
+) -> SceneSpec:
+    """Plan scene ``k`` (1-based) of a subset alone.
+
+    ``pool`` is ``source.pool(plan.source_options)``; ``split`` may be passed when the
+    caller already holds the subset's split (else it is derived from the seed).
+    """
+    validate_plan(plan)
+    info = source.info
+    if info.subset != plan.subset:
+        raise PlanError(f"{plan.subset}: source {plan.source!r} feeds {info.subset}, not this subset")
+    if not 1 <= k <= plan.n_scenes:
+        raise PlanError(f"{plan.subset}: scene index {k} outside 1..{plan.n_scenes}")
+    if split is None:
+        split = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)[k - 1]
+
+    layout = sample_layout(plan.layout, scene_rng(seed, plan.subset, k, "layout"))
+    pair, cycle = _pair_for_scene(seed, plan, k, pool)
+    pair = source.orient(pair, scene_rng(seed, plan.subset, k, "orient"))
+
+    rng = scene_rng(seed, plan.subset, k, "regions")
+    type_probs = _weights(plan.region_type_weights, NUMERIC_REGION_TYPES, "region type", plan.subset)
+    case_probs = _weights(plan.case_weights, CASES, "region case", plan.subset)
+    regions: dict[str, RegionSpec] = {}
+    for template in REGION_TEMPLATES:
+        box_type = _choice(rng, NUMERIC_REGION_TYPES, type_probs)  # drawn always: fixed stream
+        wanted = _choice(rng, CASES, case_probs)
+        region_type, exclude = {
+            "T4_CLICK_VISUAL_REGION": ("VISUAL_REGION", None),
+            "T5_CLICK_COUNT_EXCLUSION": ("EXCLUSION", box_type),
+        }.get(template, (box_type, None))
+        try:
+            regions[template] = sample_region(
+                region_type,
+                rng,
+                layout.rows,
+                layout.cols,
+                layout.target_cells,
+                wanted,
+                plan.region_sizes,
+                exclude_type=exclude,
+            )
+        except RegionError as err:
+            raise PlanError(f"{plan.subset} scene {k}: {err}") from None
+
+    difficulty: dict[str, str] = {}
+    inputs: dict[str, dict[str, Any]] = {}
+    n = len(layout.target_cells)
+    for template in vocab.TEMPLATE_ORDER:
+        got = regions[template].got_case if template in regions else "all"
+        label, recorded = rate(n, got, pair.similarity, layout.grid_size_profile, plan.difficulty)
+        difficulty[template], inputs[template] = label, recorded
+
+    font_size = int(layout.cell_size * plan.font_scale) if plan.font_scale is not None else None
+    return SceneSpec(
+        subset=plan.subset,
+        source=plan.source,
+        scene_index=k,
+        scene_id=f"{info.id_prefix}SCENE_{k:06d}",
+        split=split,
+        id_prefix=info.id_prefix,
+        primitive_type=info.primitive_type,
+        item_seed_base=info.item_seed_base,
+        image_split=info.image_split,
+        rows=layout.rows,
+        cols=layout.cols,
+        cell_size=layout.cell_size,
+        font_size=font_size,
+        grid_size_profile=layout.grid_size_profile,
+        target_cells=layout.target_cells,
+        pair=pair,
+        regions=regions,
+        cue_type=plan.cue_type,
+        difficulty=difficulty,
+        difficulty_inputs=inputs,
+        dataset_version=plan.dataset_version,
+        protocol_version=vocab.PROTOCOL_VERSION,
+        pair_cycle=cycle,
+    )
+
+
+def plan_subset(
+    plan: SubsetPlan,
+    seed: int,
+    source: VisualSource,
+    pool: Sequence[AssetPair] | None = None,
+) -> list[SceneSpec]:
+    """Plan every scene of a subset (``pool`` defaults to ``source.pool(plan.source_options)``)."""
+    validate_plan(plan)
+    if pool is None:
+        pool = source.pool(plan.source_options)
+    splits = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)
+    return [
+        plan_scene(plan, seed, k, pool, source, split=splits[k - 1])
+        for k in range(1, plan.n_scenes + 1)
+    ]
+
+
+def pairs_reused(scenes: Sequence[SceneSpec]) -> int:
+    """How many scenes reuse a pair already used earlier in the subset."""
+    return sum(1 for s in scenes if s.pair_cycle > 0)
+
+
+# -- v0.1 defaults ------------------------------------------------------------------
+
+# v0.1 T3 observations (facts section 3) per subset, used as default weights.
+V0_1_REGION_TYPE_MIX: dict[str, dict[str, float]] = {
+    "ROSE-ChineseGlyph": {"ROW_RANGE": 101, "COL_RANGE": 79, "RECTANGLE": 121},
+    "ROSE-EmojiStyle": {"ROW_RANGE": 75, "COL_RANGE": 65, "RECTANGLE": 81},
+    "ROSE-EmojiContent": {"ROW_RANGE": 82, "COL_RANGE": 68, "RECTANGLE": 71},
+    "ROSE-PixelEdit": {"ROW_RANGE": 57, "COL_RANGE": 61, "RECTANGLE": 103},
+    "ROSE-PixelContent": {"ROW_RANGE": 55, "COL_RANGE": 32, "RECTANGLE": 61},
+}
+# Wanted case = the case got, or the ``wanted`` part of a fallback label.
+V0_1_WANTED_CASE_MIX: dict[str, dict[str, float]] = {
+    "ROSE-ChineseGlyph": {"zero": 38, "partial": 188, "all": 75},
+    "ROSE-EmojiStyle": {"zero": 37, "partial": 121, "all": 63},
+    "ROSE-EmojiContent": {"zero": 40, "partial": 125, "all": 56},
+    "ROSE-PixelEdit": {"zero": 30, "partial": 169, "all": 22},
+    "ROSE-PixelContent": {"zero": 14, "partial": 112, "all": 22},
+}
+# hard_from per subset, calibrated on the v0_1 plan (see difficulty.py).
+V0_1_HARD_FROM: dict[str, int] = {
+    "ROSE-ChineseGlyph": 8,
+    "ROSE-EmojiStyle": 7,
+    "ROSE-EmojiContent": 5,
+    "ROSE-PixelEdit": 3,
+    "ROSE-PixelContent": 7,
+}
+_V0_1_SHAPE: dict[str, tuple[str, str, int, int, float | None]] = {
+    # subset: (source, layout family, scenes, dev scenes, font scale)
+    "ROSE-ChineseGlyph": ("glyph", "glyph_emoji", 412, 111, 0.72),
+    "ROSE-EmojiStyle": ("emoji_style", "glyph_emoji", 300, 79, None),
+    "ROSE-EmojiContent": ("emoji_content", "glyph_emoji", 300, 79, None),
+    "ROSE-PixelEdit": ("pixel_edit", "pixel_edit", 300, 79, None),
+    "ROSE-PixelContent": ("pixel_content", "pixel_content", 200, 52, None),
+}
+
+
+def _v0_1_plan(subset: str) -> SubsetPlan:
+    source, family, n, n_dev, font_scale = _V0_1_SHAPE[subset]
+    return SubsetPlan(
+        subset=subset,
+        source=source,
+        n_scenes=n,
+        n_dev=n_dev,
+        layout=LayoutParams(
+            family=family,
+            profile_weights=dict(V0_1_PROFILE_MIX[subset]),
+            exception_weights=V0_1_EXCEPTION_COUNTS[subset],
+        ),
+        region_type_weights=dict(V0_1_REGION_TYPE_MIX[subset]),
+        case_weights=dict(V0_1_WANTED_CASE_MIX[subset]),
+        difficulty=DifficultyParams(hard_from=V0_1_HARD_FROM[subset]),
+        font_scale=font_scale,
+    )
+
+
+V0_1_PLANS: dict[str, SubsetPlan] = {s: _v0_1_plan(s) for s in vocab.SUBSET_ORDER}
+MINI_SCENES, MINI_DEV = 6, 2
+MINI_PLANS: dict[str, SubsetPlan] = {
+    s: replace(p, n_scenes=MINI_SCENES, n_dev=MINI_DEV) for s, p in V0_1_PLANS.items()
+}
