@@ -161,7 +161,7 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0,
             "rank_stability": float(np.mean(sample_rank[:, model] == rank_of[model])),
         })
     return {
-        "metric": RANK_METRIC.replace("/", " "),
+        "metric": "Avg. PASS (Table 1)",
         "method": "paired percentile bootstrap; the same scenes resampled within each subset "
         "for every model",
         "level": LEVEL,

@@ -1,0 +1,129 @@
+"""`rose-eval compare`: paired leaderboard, ranking stability, and one-line input errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rose_eval.analyses.compare import main
+from rose_gen.vocab import SUBSET_ORDER
+from tests.rose_eval.analyses.factory import scene
+
+
+def _run(tmp_path: Path, name: str, items: list[dict]) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    for row in items:
+        row["model"] = name
+    text = "".join(json.dumps(row) + "\n" for row in items)
+    (folder / "per_item_eval.jsonl").write_text(text, encoding="utf-8")
+    return folder
+
+
+def _models(seed: int = 0, n_scenes: int = 25) -> dict[str, list[dict]]:
+    """'strong' passes one more item than 'weak' in every scene; 'coin' is a noisy match."""
+    rng = np.random.default_rng(seed)
+    runs: dict[str, list[dict]] = {"strong": [], "weak": [], "coin": []}
+    for subset in SUBSET_ORDER[:3]:
+        for k in range(n_scenes):
+            base = [int(x) for x in rng.random(5) < 0.4]
+            base[rng.integers(5)] = 0
+            better = list(base)
+            better[base.index(0)] = 1
+            coin = [int(x) for x in rng.random(5) < 0.5]
+            runs["weak"] += scene(subset, f"{subset}-{k}", tuple(base))
+            runs["strong"] += scene(subset, f"{subset}-{k}", tuple(better))
+            runs["coin"] += scene(subset, f"{subset}-{k}", tuple(coin))
+    return runs
+
+
+def test_a_model_better_on_every_scene_has_a_positive_paired_difference(tmp_path, capsys):
+    runs = _models()
+    dirs = [_run(tmp_path, name, items) for name, items in runs.items()]
+    out = tmp_path / "cmp" / "compare.json"
+    assert main([str(d) for d in dirs] + ["--out", str(out), "--n_boot", "2000", "--seed", "3"]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    board = {row["model"]: row for row in result["leaderboard"]}
+    assert result["best"] == "strong" and board["strong"]["rank"] == 1
+    weak = board["weak"]
+    assert weak["diff_vs_best"]["point"] == pytest.approx(0.2)  # one of five items per scene
+    assert weak["diff_vs_best"]["lo"] > 0  # interval excludes 0
+    assert weak["share_best_ahead"] == 1.0
+    assert board["strong"]["diff_vs_best"] == {"point": 0.0, "lo": 0.0, "hi": 0.0}
+    assert board["strong"]["rank_stability"] > board["coin"]["rank_stability"] - 1e-9
+    for row in result["leaderboard"]:
+        ci = row["table1 Avg. PASS"]
+        assert ci["lo"] <= ci["point"] <= ci["hi"]
+        assert 0.0 <= row["rank_stability"] <= 1.0
+    printed = capsys.readouterr().out
+    assert "| 1 | strong |" in printed and "Rank kept" in printed
+    # Same seed, same answer; the output is written atomically with no leftovers.
+    assert main([str(d) for d in dirs] + ["--out", str(out), "--n_boot", "2000", "--seed", "3"]) == 0
+    assert json.loads(out.read_text(encoding="utf-8")) == result
+    assert [p.name for p in out.parent.iterdir()] == ["compare.json"]
+
+
+def test_paired_difference_is_tighter_than_unpaired_intervals(tmp_path):
+    runs = _models(seed=1)
+    dirs = [_run(tmp_path, name, runs[name]) for name in ("strong", "weak")]
+    out = tmp_path / "c.json"
+    assert main([str(d) for d in dirs] + ["--out", str(out), "--n_boot", "1000"]) == 0
+    board = {r["model"]: r for r in json.loads(out.read_text(encoding="utf-8"))["leaderboard"]}
+    diff = board["weak"]["diff_vs_best"]
+    single = board["weak"]["table1 Avg. PASS"]
+    assert diff["hi"] - diff["lo"] < 0.5 * (single["hi"] - single["lo"])
+
+
+def _expect_error(capsys, argv: list[str], *fragments: str) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rose-eval compare: error:"), captured.err
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+def test_bad_inputs_give_one_clear_line(tmp_path, capsys):
+    runs = _models(n_scenes=3)
+    good = _run(tmp_path, "strong", runs["strong"])
+    _expect_error(capsys, [str(good)], "at least two")
+    _expect_error(capsys, [str(good), str(tmp_path / "nope")], "nope", "not a directory")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _expect_error(capsys, [str(good), str(empty)], "per_item_eval.jsonl", "missing")
+    broken = _run(tmp_path, "broken", runs["weak"][:4])
+    with (broken / "per_item_eval.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n")
+    _expect_error(capsys, [str(good), str(broken)], "per_item_eval.jsonl:5", "invalid JSON")
+    listed = tmp_path / "listed"
+    listed.mkdir()
+    (listed / "per_item_eval.jsonl").write_text("[1, 2]\n", encoding="utf-8")
+    _expect_error(capsys, [str(good), str(listed)], ":1", "JSON object")
+    partial = _run(tmp_path, "weak", runs["weak"][:-1])
+    out = tmp_path / "never.json"
+    _expect_error(capsys, [str(good), str(partial), "--out", str(out)],
+                  "item set differs", "1 missing")
+    assert not out.exists()
+    binary = tmp_path / "binary"
+    binary.mkdir()
+    (binary / "per_item_eval.jsonl").write_bytes(b"\xff\xfe\x00bad\n")
+    _expect_error(capsys, [str(good), str(binary)], "not UTF-8")
+
+
+def test_same_model_name_in_two_folders_is_disambiguated(tmp_path, capsys):
+    runs = _models(n_scenes=4)
+    first = _run(tmp_path, "a", runs["strong"])
+    second = _run(tmp_path, "b", runs["weak"])
+    for folder in (first, second):
+        path = folder / "per_item_eval.jsonl"
+        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+        for row in rows:
+            row["model"] = "same"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main([str(first), str(second), "--n_boot", "50"]) == 0
+    printed = capsys.readouterr().out
+    assert "same (a)" in printed and "same (b)" in printed
