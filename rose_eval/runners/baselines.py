@@ -1,0 +1,84 @@
+"""Built-in solvers that answer without a model: ``oracle``, ``random`` and ``cv``.
+
+A solver is made from a seed and answers one item with a raw answer string. They
+give the numbers meaning: oracle shows the pipeline is sound (it must score 100%),
+random is the floor, cv shows the exceptions are visible and the protocol executable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import numpy as np
+
+from rose_eval.runners.dataset import DatasetItem
+from rose_gen.registry import Registry
+
+Solver = Callable[[DatasetItem], str]
+SolverFactory = Callable[[int], Solver]
+
+SOLVERS: Registry[SolverFactory] = Registry("solver")
+
+# The random baseline's ranges (documented floor, not tuned to the data).
+RANDOM_MAX_COUNT = 8
+RANDOM_MAX_CLICKS = 5
+
+
+def item_rng(seed: int, item_id: str) -> np.random.Generator:
+    """A generator seeded by (seed, item_id) alone: same answer whatever the order or selection."""
+    key = int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "little")
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), key])))
+
+
+def format_clicks(cells: list[tuple[int, int]]) -> str:
+    """``CLICK(Rr,Cc); `` for each cell, in the given order."""
+    return "".join(f"CLICK(R{r},C{c}); " for r, c in cells)
+
+
+@SOLVERS.register("oracle")
+def oracle(seed: int) -> Solver:
+    """Emit the gold answer of every row."""
+
+    def solve(item: DatasetItem) -> str:
+        return str(item.row["answer"])
+
+    return solve
+
+
+def _random_cells(rng: np.random.Generator, rows: int, cols: int) -> list[tuple[int, int]]:
+    k = int(rng.integers(0, min(RANDOM_MAX_CLICKS, rows * cols) + 1))
+    flat = rng.choice(rows * cols, size=k, replace=False)
+    return [(int(i) // cols + 1, int(i) % cols + 1) for i in sorted(flat)]
+
+
+@SOLVERS.register("random")
+def random_answers(seed: int) -> Solver:
+    """Grammar-valid random answers for the row's task mode, seeded per item.
+
+    COUNT(n) with n uniform in 0..8; CLICK of 0..5 distinct in-grid cells then DONE;
+    CLICK_COUNT adds a consistent SUBMIT(k).
+    """
+
+    def solve(item: DatasetItem) -> str:
+        rng = item_rng(seed, item.item_id)
+        mode = item.row["task_mode"]
+        if mode == "COUNT":
+            return f"COUNT({int(rng.integers(0, RANDOM_MAX_COUNT + 1))})"
+        cells = _random_cells(rng, int(item.row["rows"]), int(item.row["cols"]))
+        tail = "DONE" if mode == "CLICK" else f"SUBMIT({len(cells)})"
+        return format_clicks(cells) + tail
+
+    return solve
+
+
+@SOLVERS.register("cv")
+def cv(seed: int) -> Solver:
+    """The pixel solver: reads only the image file and the prompt text of the row."""
+    from rose_eval.runners.cv_solver import solve_image
+
+    def solve(item: DatasetItem) -> str:
+        prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
+        return solve_image(item.image_path, prompt)
+
+    return solve

@@ -1,0 +1,187 @@
+"""Load a release folder's task rows for one split and select the items to run.
+
+A release folder holds ``metadata_{dev,test}.jsonl`` and ``images/<subset>/<image_id>.png``.
+Every selected row's image must resolve inside the release folder and exist; both are
+checked before any request is made, so a bad row costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from rose_gen.vocab import (
+    BRIDGE_TEMPLATES,
+    SPLITS,
+    SUBSET_ORDER,
+    SUBSET_SHORT,
+    TEMPLATE_ORDER,
+    canonical_template,
+)
+
+
+class DatasetError(ValueError):
+    """A release folder or one of its rows cannot be used; the message is one line."""
+
+
+@dataclass(frozen=True)
+class DatasetItem:
+    """One task row ready to run: the row as released and its image's resolved path."""
+
+    item_id: str
+    row: Mapping[str, Any]
+    image_path: Path
+    line_no: int
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to select from a split (all filters optional)."""
+
+    subsets: tuple[str, ...] = ()
+    templates: tuple[str, ...] = ()
+    samples_per_subset: int = 0
+    shuffle: bool = False
+    seed: int = 42
+
+
+@dataclass(frozen=True)
+class LoadedSplit:
+    """The selected items of one split with the facts a run manifest records."""
+
+    root: Path
+    split: str
+    metadata_path: Path
+    fingerprint: str
+    num_rows_in_split: int
+    items: tuple[DatasetItem, ...]
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    rows: list[tuple[int, dict[str, Any]]] = []
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}:{line_no}: invalid JSON ({exc.msg}); fix or regenerate the release") from None
+            if not isinstance(row, dict) or not row.get("item_id"):
+                raise DatasetError(f"{path}:{line_no}: expected a JSON object with an item_id")
+            rows.append((line_no, row))
+    return rows
+
+
+def _normalise(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+def resolve_subsets(requested: Sequence[str]) -> tuple[str, ...]:
+    """Full subset names for names given in full, short (``ChineseGlyph``) or any case."""
+    lookup = {_normalise(name): name for name in SUBSET_ORDER}
+    lookup.update({_normalise(short): name for name, short in SUBSET_SHORT.items()})
+    out: list[str] = []
+    for token in requested:
+        if _normalise(token) in {"all", "*"}:
+            return ()
+        name = lookup.get(_normalise(token))
+        if name is None:
+            raise DatasetError(f"unknown subset {token!r}; known: {', '.join(SUBSET_ORDER)}")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def resolve_templates(requested: Sequence[str]) -> tuple[str, ...]:
+    """Full template names for full names, aliases or the short forms ``T1``..``T5``."""
+    known = TEMPLATE_ORDER + BRIDGE_TEMPLATES
+    short = {name.split("_", 1)[0].lower(): name for name in known}
+    out: list[str] = []
+    for token in requested:
+        name = short.get(token.lower(), canonical_template(token.upper()))
+        if name not in known:
+            raise DatasetError(f"unknown template {token!r}; known: T1..T5, {', '.join(known)}")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def resolve_image(root: Path, row: Mapping[str, Any], where: str) -> Path:
+    """The image path of a row, refused when it leaves the release folder or is missing."""
+    value = row.get("image")
+    if not isinstance(value, str) or not value:
+        raise DatasetError(f"{where}: row {row.get('item_id')} has no 'image' path")
+    relative = PurePosixPath(value.replace("\\", "/"))
+    candidate = (root / Path(*relative.parts)).resolve()
+    if relative.is_absolute() or Path(value).is_absolute() or not candidate.is_relative_to(root):
+        raise DatasetError(f"{where}: image path {value!r} of {row.get('item_id')} resolves outside the "
+                           f"dataset root {root}; refusing to read it")
+    if not candidate.is_file():
+        raise DatasetError(f"{where}: missing image {value} for {row.get('item_id')} "
+                           f"(expected at {candidate}); re-export or re-download the release")
+    return candidate
+
+
+def select(rows: Sequence[tuple[int, dict[str, Any]]], selection: Selection) -> list[tuple[int, dict[str, Any]]]:
+    """Rows kept by the subset/template filters, optionally shuffled and capped per subset."""
+    subsets = set(resolve_subsets(selection.subsets))
+    templates = set(resolve_templates(selection.templates))
+    kept = [(n, r) for n, r in rows
+            if (not subsets or r.get("rose_subset") in subsets)
+            and (not templates or canonical_template(str(r.get("task_template"))) in templates)]
+    rng = random.Random(selection.seed)  # a local generator: selection is reproducible from --seed
+    if selection.samples_per_subset > 0:
+        order = [s for s in SUBSET_ORDER if any(r.get("rose_subset") == s for _, r in kept)]
+        order += sorted({str(r.get("rose_subset")) for _, r in kept} - set(order))
+        balanced: list[tuple[int, dict[str, Any]]] = []
+        for subset in order:
+            bucket = [(n, r) for n, r in kept if r.get("rose_subset") == subset]
+            if selection.shuffle:
+                rng.shuffle(bucket)
+            balanced.extend(bucket[: selection.samples_per_subset])
+        return balanced
+    if selection.shuffle:
+        rng.shuffle(kept)
+    return kept
+
+
+def load_split(root: Path | str, split: str, selection: Selection = Selection()) -> LoadedSplit:
+    """Read ``metadata_<split>.jsonl`` of a release folder and return the selected items."""
+    if split not in SPLITS:
+        raise DatasetError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
+    root = Path(root).expanduser().resolve()
+    if not root.is_dir():
+        raise DatasetError(f"dataset root {root} is not a directory; pass the release folder")
+    metadata = root / f"metadata_{split}.jsonl"
+    if not metadata.is_file():
+        raise DatasetError(f"missing {metadata}; is {root} a release folder with a {split} split?")
+    rows = _read_rows(metadata)
+    seen: set[str] = set()
+    for line_no, row in rows:
+        if row["item_id"] in seen:
+            raise DatasetError(f"{metadata}:{line_no}: duplicate item_id {row['item_id']}")
+        seen.add(row["item_id"])
+    chosen = select(rows, selection)
+    if not chosen:
+        raise DatasetError(f"no rows of {metadata} match the selection (subsets={list(selection.subsets)}, "
+                           f"templates={list(selection.templates)})")
+    items = tuple(DatasetItem(item_id=str(row["item_id"]), row=row, line_no=line_no,
+                              image_path=resolve_image(root, row, f"{metadata}:{line_no}"))
+                  for line_no, row in chosen)
+    return LoadedSplit(root=root, split=split, metadata_path=metadata, fingerprint=sha256_file(metadata),
+                       num_rows_in_split=len(rows), items=items)

@@ -1,0 +1,320 @@
+"""Ask any OpenAI-compatible ``/chat/completions`` endpoint one ROSE item at a time.
+
+Standard library only (urllib). The message is one user turn in the paper's order:
+text ``prompt_global``, the image as a data URL, text ``prompt_local``; the controls
+(image first, one joined prompt, a blank image of the same size) are options. The
+image is sent as PNG at full size unless asked otherwise, because fine detail is the
+point of the benchmark.
+
+Retries: 429, 5xx, timeouts and connection errors are retried with exponential backoff
+and full jitter, waiting at least what a ``Retry-After`` header asks. Other HTTP errors
+fail at once. The API key is sent as a bearer header and scrubbed from every message
+this module produces.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import http.client
+import io
+import json
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from rose_eval.runners.predictions import Usage
+
+PROMPT_ORDERS: tuple[str, ...] = ("global_image_local", "image_first", "joined")
+IMAGE_FORMATS: tuple[str, ...] = ("png", "jpeg")
+RETRY_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
+MAX_BACKOFF_S = 60.0
+MAX_RETRY_AFTER_S = 300.0
+
+
+@dataclass(frozen=True)
+class ImageOptions:
+    """How the image is put into the request."""
+
+    image_format: str = "png"
+    jpeg_quality: int = 90
+    max_long_side: int = 0  # 0 = no resize
+    blank: bool = False  # text-only control: a white image of the same size
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """Where and how to ask. ``api_key`` is held in memory only, never serialised."""
+
+    model: str
+    base_url: str
+    api_key: str = field(default="", repr=False)
+    temperature: float = 0.0
+    max_tokens: int = 256
+    timeout_s: float = 120.0
+    max_retries: int = 5  # retries after the first attempt
+    retry_base_s: float = 1.0
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    prompt_order: str = "global_image_local"
+    image: ImageOptions = ImageOptions()
+
+    @property
+    def url(self) -> str:
+        base = self.base_url.rstrip("/")
+        return base if base.endswith("/chat/completions") else base + "/chat/completions"
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """The outcome of one item after all attempts."""
+
+    raw_text: str | None
+    error: str | None
+    attempts: int
+    latency_s: float
+    finish_reason: str | None = None
+    usage: Usage = Usage()
+
+
+class RetryableError(Exception):
+    """A failure worth another attempt, with an optional server-requested wait."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class FatalError(Exception):
+    """A failure another attempt would not fix (4xx other than 408/409/425/429, bad body)."""
+
+
+def redact(text: str, secret: str) -> str:
+    """``text`` with every occurrence of ``secret`` replaced (no-op for an empty secret)."""
+    return text.replace(secret, "[REDACTED]") if secret else text
+
+
+# ---------------------------------------------------------------------------- images
+
+
+@lru_cache(maxsize=64)
+def image_data_url(path: Path, options: ImageOptions) -> str:
+    """The image at ``path`` as a ``data:`` URL after the requested resize/format/blanking."""
+    with Image.open(path) as source:
+        image = source.convert("RGBA" if source.mode in ("RGBA", "LA", "P") else "RGB")
+    if options.max_long_side > 0 and max(image.size) > options.max_long_side:
+        scale = options.max_long_side / max(image.size)
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        image = image.resize(size, Image.Resampling.LANCZOS)
+    if options.blank:
+        image = Image.new("RGB", image.size, (255, 255, 255))
+    buffer = io.BytesIO()
+    if options.image_format == "jpeg":
+        if image.mode == "RGBA":
+            flat = Image.new("RGB", image.size, (255, 255, 255))
+            flat.paste(image, mask=image.getchannel("A"))
+            image = flat
+        image.save(buffer, format="JPEG", quality=options.jpeg_quality)
+        mime = "image/jpeg"
+    elif options.image_format == "png":
+        image.save(buffer, format="PNG")
+        mime = "image/png"
+    else:
+        raise ValueError(f"unknown image format {options.image_format!r}; known: {', '.join(IMAGE_FORMATS)}")
+    return f"data:{mime};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+def _prompt_parts(row: Mapping[str, Any]) -> tuple[str, str]:
+    """(global, local) prompt texts. The public runner strips both; so do we."""
+    prompt_global = str(row.get("prompt_global") or "").strip()
+    prompt_local = str(row.get("prompt_local") or "").strip()
+    if not prompt_global and not prompt_local:
+        prompt_global = str(row.get("prompt") or "").strip()
+    return prompt_global, prompt_local
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _image(url: str) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _global_image_local(g: str, url: str, loc: str) -> list[dict[str, Any]]:
+    return [*([_text(g)] if g else []), _image(url), *([_text(loc)] if loc else [])]
+
+
+def _image_first(g: str, url: str, loc: str) -> list[dict[str, Any]]:
+    return [_image(url), *([_text(g)] if g else []), *([_text(loc)] if loc else [])]
+
+
+def _joined(g: str, url: str, loc: str) -> list[dict[str, Any]]:
+    # The dataset's own joined prompt is prompt_global + "\n" + prompt_local.
+    return [_text("\n".join(x for x in (g, loc) if x)), _image(url)]
+
+
+CONTENT_BUILDERS: dict[str, Callable[[str, str, str], list[dict[str, Any]]]] = {
+    "global_image_local": _global_image_local,
+    "image_first": _image_first,
+    "joined": _joined,
+}
+
+
+def build_messages(row: Mapping[str, Any], image_url: str, prompt_order: str) -> list[dict[str, Any]]:
+    """The chat messages for one item: a single user turn, parts in ``prompt_order``."""
+    prompt_global, prompt_local = _prompt_parts(row)
+    content = CONTENT_BUILDERS[prompt_order](prompt_global, image_url, prompt_local)
+    return [{"role": "user", "content": content}]
+
+
+def request_body(config: EndpointConfig, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON body: model, messages, sampling, then ``extra_body`` merged on top."""
+    body: dict[str, Any] = {"model": config.model, "messages": messages, "temperature": config.temperature}
+    if config.max_tokens > 0:
+        body["max_tokens"] = config.max_tokens
+    body.update(dict(config.extra_body))
+    return body
+
+
+# ---------------------------------------------------------------------------- HTTP
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP-date), capped."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+def _message_text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return "" if content is None else str(content)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def post_once(config: EndpointConfig, body: bytes) -> dict[str, Any]:
+    """One POST; returns the decoded JSON or raises RetryableError / FatalError."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if config.api_key:
+        headers["Authorization"] = f"Bearer {config.api_key}"
+    request = urllib.request.Request(config.url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=config.timeout_s) as response:
+            payload = response.read()
+    except urllib.error.HTTPError as exc:
+        detail = exc.read()[:300].decode("utf-8", "replace").replace("\n", " ")
+        message = f"HTTP {exc.code} from {config.url}: {detail}".strip()
+        if exc.code in RETRY_STATUSES:
+            raise RetryableError(message, parse_retry_after(exc.headers.get("Retry-After"))) from None
+        raise FatalError(message) from None
+    except TimeoutError:
+        raise RetryableError(f"timeout after {config.timeout_s:g} s from {config.url}") from None
+    except (urllib.error.URLError, ConnectionError, http.client.HTTPException, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):
+            raise RetryableError(f"timeout after {config.timeout_s:g} s from {config.url}") from None
+        raise RetryableError(f"connection error to {config.url}: {type(reason).__name__}: {reason}") from None
+    try:
+        decoded = json.loads(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise RetryableError(f"non-JSON response from {config.url}: {payload[:200]!r}") from None
+    if not isinstance(decoded, dict):
+        raise FatalError(f"unexpected response from {config.url}: {str(decoded)[:200]}")
+    return decoded
+
+
+def backoff_delay(attempt: int, base_s: float, rng: random.Random) -> float:
+    """Full-jitter exponential backoff for the wait after failed attempt ``attempt`` (1-based)."""
+    return rng.uniform(0.0, min(MAX_BACKOFF_S, base_s * (2 ** (attempt - 1))))
+
+
+def complete(config: EndpointConfig, messages: list[dict[str, Any]], *,
+             stop: threading.Event | None = None,
+             on_retry: Callable[[str], None] | None = None,
+             rng: random.Random | None = None) -> CallResult:
+    """Send one item with retries; never raises for endpoint trouble (it lands in ``error``)."""
+    rng = rng or random.Random()
+    body = json.dumps(request_body(config, messages)).encode("utf-8")
+    started = time.monotonic()
+    attempts = 0
+    last_error = "not attempted"
+    while attempts <= config.max_retries:
+        attempts += 1
+        try:
+            response = post_once(config, body)
+        except FatalError as exc:
+            last_error = str(exc)
+            break
+        except RetryableError as exc:
+            last_error = str(exc)
+            if attempts > config.max_retries:
+                break
+            wait = max(backoff_delay(attempts, config.retry_base_s, rng), exc.retry_after_s or 0.0)
+            if on_retry is not None:
+                on_retry(redact(last_error, config.api_key))
+            if stop is not None and stop.wait(wait):
+                last_error = "interrupted"
+                break
+            if stop is None:
+                time.sleep(wait)
+            continue
+        choices = response.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            last_error = f"response without choices: {json.dumps(response)[:200]}"
+            break
+        message = choices[0].get("message") or {}
+        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        return CallResult(
+            raw_text=_message_text(message.get("content")),
+            error=None,
+            attempts=attempts,
+            latency_s=round(time.monotonic() - started, 3),
+            finish_reason=choices[0].get("finish_reason"),
+            usage=Usage(_int_or_none(usage.get("prompt_tokens")), _int_or_none(usage.get("completion_tokens")),
+                        _int_or_none(usage.get("total_tokens"))),
+        )
+    return CallResult(raw_text=None, error=redact(f"failed after {attempts} attempt(s): {last_error}", config.api_key),
+                      attempts=attempts, latency_s=round(time.monotonic() - started, 3))
+
+
+def describe(config: EndpointConfig) -> dict[str, Any]:
+    """What the run manifest records about the endpoint and request (never the key)."""
+    return {
+        "model": config.model,
+        "endpoint": config.url,
+        "sampling": {"temperature": config.temperature, "max_tokens": config.max_tokens,
+                     "extra_body": dict(config.extra_body)},
+        "request": {"timeout_s": config.timeout_s, "max_retries": config.max_retries,
+                    "retry_base_s": config.retry_base_s},
+        "prompt_order": config.prompt_order,
+        "prompt_text": "prompt_global and prompt_local stripped of surrounding whitespace",
+        "image": {"format": config.image.image_format,
+                  "jpeg_quality": config.image.jpeg_quality if config.image.image_format == "jpeg" else None,
+                  "max_long_side": config.image.max_long_side or None,
+                  "blank": config.image.blank, "transport": "data URL in an image_url content part"},
+    }

@@ -1,0 +1,141 @@
+"""Prediction rows, the append-and-flush predictions file with resume, and the run manifest.
+
+A predictions file is JSONL, one row per finished item: the public fields ``item_id``,
+``model``, ``raw_text``, ``error`` plus latency, token usage, attempt count and finish
+reason. A row with ``raw_text`` null or a non-empty ``error`` is a failure: on resume it
+is dropped and its item is run again; successful rows are kept and their items skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+
+class PredictionsError(ValueError):
+    """A predictions file or manifest cannot be resumed; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage reported by the endpoint (None when it reported none)."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class PredictionRow:
+    """One finished item. ``raw_text`` is None exactly when the item failed."""
+
+    item_id: str
+    model: str
+    raw_text: str | None
+    error: str | None
+    latency_s: float | None = None
+    attempts: int = 1
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def failed(self) -> bool:
+        return self.raw_text is None or bool(self.error)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=False)
+
+
+def manifest_path_for(predictions: Path) -> Path:
+    """``preds.jsonl`` -> ``preds.manifest.json`` (beside the predictions)."""
+    return predictions.with_name(predictions.stem + ".manifest.json")
+
+
+def _is_success(row: dict[str, Any]) -> bool:
+    return isinstance(row.get("item_id"), str) and isinstance(row.get("raw_text"), str) and not row.get("error")
+
+
+def read_successes(path: Path) -> dict[str, str]:
+    """Successful rows of an existing predictions file as {item_id: json line}.
+
+    Failed rows, unreadable (interrupted) lines and repeats are left out: the first
+    successful row of an item wins.
+    """
+    kept: dict[str, str] = {}
+    if not path.exists():
+        return kept
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by an interruption: its item runs again
+            if isinstance(row, dict) and _is_success(row) and row["item_id"] not in kept:
+                kept[row["item_id"]] = line.rstrip("\n")
+    return kept
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class PredictionsFile:
+    """Append-and-flush writer. Opening it compacts the file to its successful rows.
+
+    Compaction (failed and cut rows out, one row per item) is written to a temporary
+    file and swapped in atomically, so a re-run never produces duplicate item ids.
+    """
+
+    def __init__(self, path: Path, *, overwrite: bool = False) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.done: dict[str, str] = {} if overwrite else read_successes(path)
+        if overwrite or path.exists():
+            _atomic_write_text(path, "".join(line + "\n" for line in self.done.values()))
+        self._handle: TextIO | None = None
+
+    def __enter__(self) -> PredictionsFile:
+        self._handle = self.path.open("a", encoding="utf-8", newline="\n")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def append(self, row: PredictionRow) -> None:
+        """Write one row and flush it to disk before returning."""
+        if self._handle is None:
+            raise RuntimeError("PredictionsFile is not open")
+        self._handle.write(row.to_json() + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    """Write the run manifest atomically (sorted keys, stable bytes)."""
+    _atomic_write_text(path, json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+def check_resumable(path: Path, config: dict[str, Any]) -> None:
+    """Refuse to resume into a predictions file made with another run configuration."""
+    if not path.exists():
+        return
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8")).get("config", {})
+    except (json.JSONDecodeError, AttributeError):
+        raise PredictionsError(f"{path}: unreadable run manifest; use --overwrite or a new --output") from None
+    changed = sorted(k for k in set(previous) | set(config) if previous.get(k) != config.get(k))
+    if changed:
+        first = changed[0]
+        raise PredictionsError(
+            f"{path}: the predictions beside it were made with a different {first} "
+            f"({previous.get(first)!r} vs {config.get(first)!r}); use --overwrite or a new --output")
