@@ -144,10 +144,13 @@ def _crop_ink(mask: np.ndarray) -> np.ndarray:
     return mask[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
 
 
+@lru_cache(maxsize=8192)
 def glyph_ink(face: FontFace, char: str, font_size: int) -> np.ndarray:
-    """The character's ink, cropped to its bounding box (uint8 coverage; empty if no ink)."""
+    """The character's ink, cropped to its bounding box (read-only uint8 coverage; cached)."""
     font = load_font(face, font_size)
-    return _crop_ink(_ink_mask(font, char, font_size * 3))
+    ink = _crop_ink(_ink_mask(font, char, font_size * 3)).copy()
+    ink.flags.writeable = False
+    return ink
 
 
 def centred_mask(ink: np.ndarray, canvas: int) -> np.ndarray:
