@@ -162,8 +162,10 @@ def index_by_item_id(records: Iterable[Record], *, role: str) -> dict[str, Recor
                              "give every row an item_id")
         key = str(value)
         if key in index:
-            raise InputError(f"duplicate item_id {key!r} (first seen at {index[key].where})",
-                             rec.where, f"keep one {role} row per item_id")
+            first = index[key].where.rsplit(":", 1)[1]
+            first = first if first.startswith("row") else f"line {first}"
+            raise InputError(f"duplicate item_id {key!r}, first at {first}", rec.where,
+                             f"keep one {role} row per item_id")
         index[key] = rec
     return index
 
