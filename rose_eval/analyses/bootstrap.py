@@ -103,9 +103,10 @@ def build_scene_table(items: Sequence[Mapping[str, Any]]) -> SceneTable:
 
 def scene_weights(n_scenes: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """(n_boot, n_scenes) multiplicities of each scene in each with-replacement resample."""
-    draws = rng.integers(0, n_scenes, size=(n_boot, n_scenes))
-    flat = draws + (np.arange(n_boot, dtype=np.int64) * n_scenes)[:, None]
-    counts = np.bincount(flat.ravel(), minlength=n_boot * n_scenes)
+    index_type = np.int32 if n_boot * n_scenes < 2**31 else np.int64
+    draws = rng.integers(0, n_scenes, size=(n_boot, n_scenes), dtype=index_type)
+    draws += (np.arange(n_boot, dtype=index_type) * n_scenes)[:, None]  # one bin range per row
+    counts = np.bincount(draws.ravel(), minlength=n_boot * n_scenes)
     return counts.reshape(n_boot, n_scenes).astype(float)
 
 

@@ -39,7 +39,10 @@ def last_answer(raw_text: object, task_mode: str) -> str | None:
 
 
 def lenient_pass(item: Mapping[str, Any], row: Mapping[str, Any] | None) -> tuple[int, bool]:
-    """(lenient pass, whether an answer was extracted from invalid text) for one item."""
+    """(lenient pass, whether an answer was extracted from invalid text) for one item.
+
+    Without its metadata row an invalid item cannot be re-scored and keeps its strict 0.
+    """
     if item.get("format_valid") == 1 or row is None:
         return int(item.get("pass") or 0), False
     task_mode = str(row.get("task_mode"))
@@ -54,8 +57,10 @@ def lenient_summary(items: Sequence[Mapping[str, Any]],
     """lenient_pass_rate overall, by subset and by template, next to the strict rate."""
     scored = []
     for item in items:
-        passed, extracted = lenient_pass(item, metadata.get(str(item.get("item_id"))))
-        scored.append({**item, "lenient_pass": passed, "lenient_extracted": int(extracted)})
+        row = metadata.get(str(item.get("item_id")))
+        passed, extracted = lenient_pass(item, row)
+        scored.append({**item, "lenient_pass": passed, "lenient_extracted": int(extracted),
+                       "lenient_unscorable": int(row is None and item.get("format_valid") != 1)})
 
     def rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {
@@ -64,6 +69,7 @@ def lenient_summary(items: Sequence[Mapping[str, Any]],
             "lenient_pass_rate": mean(r["lenient_pass"] for r in rows),
             "n_extracted": sum(r["lenient_extracted"] for r in rows),
             "n_rescued": sum(int(r["lenient_pass"] == 1 and r.get("pass") != 1) for r in rows),
+            "n_without_metadata": sum(r["lenient_unscorable"] for r in rows),
         }
 
     grouped = by_subset(scored)

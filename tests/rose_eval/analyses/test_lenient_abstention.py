@@ -65,6 +65,9 @@ def test_lenient_rescues_verbose_answers_without_touching_strict_pass() -> None:
     assert result["by_template"][T1]["lenient_pass_rate"] == pytest.approx(1 / 2)
     assert result["by_template"][T3]["lenient_pass_rate"] == pytest.approx(1 / 2)
     assert result["by_subset"][GLYPH]["n"] == 4
+    assert overall["n_without_metadata"] == 0
+    blind = lenient_summary(items, {})["overall"]  # invalid items cannot be re-scored
+    assert (blind["lenient_pass_rate"], blind["n_without_metadata"]) == (1 / 4, 3)
 
 
 def test_abstention_rates() -> None:
