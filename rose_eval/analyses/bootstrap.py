@@ -34,6 +34,7 @@ from rose_gen.rng import subset_rng
 
 LEVEL = 0.95
 RNG_PURPOSE = "bootstrap"
+CHUNK = 10_000  # resamples drawn at once: bounds memory for large --n_boot
 
 # Feature columns of the per-scene matrix: per template (pass sum, item count); all-row
 # pass, soft and valid sums and item count; click rows' strict F1 and region-ok sums and
@@ -129,6 +130,25 @@ def resampled_totals(table: SceneTable, weights: Mapping[str, np.ndarray]) -> np
                     axis=1)
 
 
+def paired_resampled_totals(tables: Sequence[SceneTable], n_boot: int, seed: int, *,
+                            chunk: int = CHUNK) -> list[np.ndarray]:
+    """(n_boot, subsets, features) totals for each table, all under the SAME scene draws.
+
+    The tables must share their scenes (same subsets and scene ids). Draws are made in
+    chunks of `chunk` resamples to bound memory; the chunk size does not change them.
+    """
+    first = tables[0]
+    out = [np.empty((n_boot, len(first.subsets), N_FEATURES)) for _ in tables]
+    for i, subset in enumerate(first.subsets):
+        rng = subset_rng(seed, subset, RNG_PURPOSE)
+        for start in range(0, n_boot, chunk):
+            stop = min(start + chunk, n_boot)
+            weights = scene_weights(len(first.scene_ids[i]), stop - start, rng)
+            for table, totals in zip(tables, out, strict=True):
+                totals[start:stop, i, :] = weights @ table.features[i]
+    return out
+
+
 def _rate(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     out = np.full(np.broadcast(num, den).shape, np.nan)
     np.divide(num, den, out=out, where=den > 0)
@@ -210,8 +230,7 @@ def scene_bootstrap(items: Sequence[Mapping[str, Any]], *, seed: int = 0,
     if not table.subsets:
         return {"n_boot": n_boot, "seed": seed, "n_scenes": {}, "note": "no rows of a known subset"}
     point = headline_statistics(point_totals(table), table.subsets)
-    draws = headline_statistics(resampled_totals(table, draw_weights(table.n_scenes, n_boot, seed)),
-                                table.subsets)
+    draws = headline_statistics(paired_resampled_totals([table], n_boot, seed)[0], table.subsets)
     flat = {name: interval(point[name][0], draws[name]) for name in point}
     return {
         "method": "percentile bootstrap; scenes resampled with replacement within each subset",

@@ -26,11 +26,10 @@ import numpy as np
 from rose_eval.analyses.bootstrap import (
     LEVEL,
     build_scene_table,
-    draw_weights,
     headline_statistics,
     interval,
+    paired_resampled_totals,
     point_totals,
-    resampled_totals,
 )
 
 PER_ITEM_FILE = "per_item_eval.jsonl"
@@ -137,9 +136,9 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0,
     if not tables[0].subsets:
         raise CompareError(f"{runs[0].path / PER_ITEM_FILE}: no main-template rows to compare")
     subsets = tables[0].subsets
-    weights = draw_weights(tables[0].n_scenes, n_boot, seed)
     points = [headline_statistics(point_totals(t), subsets) for t in tables]
-    draws = [headline_statistics(resampled_totals(t, weights), subsets) for t in tables]
+    draws = [headline_statistics(totals, subsets)
+             for totals in paired_resampled_totals(tables, n_boot, seed)]
 
     score = np.array([p[RANK_METRIC][0] for p in points])
     order = sorted(range(len(runs)), key=lambda i: (-score[i], i))

@@ -9,6 +9,7 @@ from rose_eval.analyses.bootstrap import (
     build_scene_table,
     draw_weights,
     headline_statistics,
+    paired_resampled_totals,
     point_totals,
     resampled_totals,
     scene_bootstrap,
@@ -69,6 +70,14 @@ def test_vectorised_resamples_match_a_loop_over_resampled_scenes() -> None:
         assert fast["table2/Avg. PASS"][b] == pytest.approx(slow["table2"]["Avg. PASS"]["point"])
         assert fast["gap/Delta"][b] == pytest.approx(slow["gap"]["Delta"]["point"])
         assert fast["table1/VALID"][b] == pytest.approx(slow["table1"]["VALID"]["point"])
+
+
+def test_chunked_draws_equal_one_block_and_match_the_weights_path() -> None:
+    table = build_scene_table(_random_items(6, scenes_per_subset=9))
+    whole = paired_resampled_totals([table], 60, seed=5)[0]
+    chunked = paired_resampled_totals([table], 60, seed=5, chunk=7)[0]
+    np.testing.assert_array_equal(whole, chunked)
+    np.testing.assert_allclose(whole, resampled_totals(table, draw_weights(table.n_scenes, 60, 5)))
 
 
 def test_weights_are_scene_multiplicities() -> None:
