@@ -1,0 +1,94 @@
+"""Contact sheets of the pixel-art library, for a person to look at.
+
+    .venv/bin/python assets_manifest/build/contact_sheet_pixel.py [--out out/pixel_contact] [--n 48]
+
+Writes PNGs: ``sprites_<sheet>.png`` (sliced sprites in sheet order), ``procedural.png``
+(families as rows), ``pixel_edit.png`` (original | edited | changed pixels in red, at
+the 120 px cell size the edit was verified for) and ``pixel_content.png`` (pairs). The
+samples are evenly spaced over each pool, so every run shows the same images.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from rose_gen import pixel_assets as px
+from rose_gen.sources.pixel_content import PixelContentSource
+from rose_gen.sources.pixel_edit import PixelEditSource
+
+GAP = 4
+PAPER = (255, 255, 255)
+
+
+def grid(tiles: Sequence[Image.Image], cols: int, gap: int = GAP) -> Image.Image:
+    """Tiles of one size in rows of ``cols`` on white paper."""
+    w, h = tiles[0].size
+    rows = (len(tiles) + cols - 1) // cols
+    sheet = Image.new("RGB", (cols * (w + gap) + gap, rows * (h + gap) + gap), PAPER)
+    for i, tile in enumerate(tiles):
+        sheet.paste(tile, (gap + (i % cols) * (w + gap), gap + (i // cols) * (h + gap)))
+    return sheet
+
+
+def evenly(items: Sequence, n: int) -> list:
+    """``n`` items evenly spaced over ``items`` (all when there are fewer)."""
+    if len(items) <= n:
+        return list(items)
+    return [items[int(i)] for i in np.linspace(0, len(items) - 1, n)]
+
+
+def diff_tile(a: Image.Image, b: Image.Image) -> Image.Image:
+    """``b`` greyed out, with the pixels that differ from ``a`` in red."""
+    aa, bb = np.asarray(a), np.asarray(b)
+    grey = (bb.mean(axis=2, keepdims=True) * 0.35 + 160).astype(np.uint8).repeat(3, axis=2)
+    grey[(aa != bb).any(axis=2)] = (230, 0, 0)
+    return Image.fromarray(grey, "RGB")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("out/pixel_contact"))
+    parser.add_argument("--n", type=int, default=48, help="samples per pool sheet")
+    args = parser.parse_args(argv)
+    try:
+        library = px.default_library()
+        args.out.mkdir(parents=True, exist_ok=True)
+        by_sheet: dict[str, list[str]] = {}
+        for sid, entry in library.entries.items():
+            by_sheet.setdefault(entry["sheet"], []).append(sid)
+        for sheet, ids in sorted(by_sheet.items()):
+            if sheet == "procedural":
+                tiles = [px.render_sprite(library.pixels(s), 64) for s in ids[: 4 * 30]]
+                grid(tiles, 8).save(args.out / "procedural.png")
+            else:
+                tiles = [px.render_sprite(library.pixels(s), 64) for s in evenly(ids, 240)]
+                grid(tiles, 20).save(args.out / f"sprites_{sheet}.png")
+
+        edit = PixelEditSource()
+        cell = px.MIN_CELL_SIZE
+        tiles = []
+        for pair in evenly(edit.pool({"sprites": ["crawl", "procedural"]}), args.n):
+            a, b = edit.render_tile(pair, "majority", cell), edit.render_tile(pair, "target", cell)
+            tiles += [a, b, diff_tile(a, b)]
+        grid(tiles, 12).save(args.out / "pixel_edit.png")
+
+        content = PixelContentSource()
+        tiles = []
+        for pair in evenly(content.pool({"sprites": ["crawl", "procedural"]}), args.n):
+            tiles += [content.render_tile(pair, "majority", cell), content.render_tile(pair, "target", cell)]
+        grid(tiles, 12).save(args.out / "pixel_content.png")
+    except px.PixelAssetError as exc:
+        print(f"contact_sheet_pixel: {exc}", file=sys.stderr)
+        return 1
+    print(f"contact sheets written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

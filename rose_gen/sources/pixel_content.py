@@ -1,0 +1,125 @@
+"""ROSE-PixelContent: two related but distinct pixel-art sprites.
+
+Pairs come from ``assets_manifest/pixel_content_pairs.json``: two sprites of one family
+(Dungeon Crawl atlas neighbours with similar silhouette and palette, or members of one
+procedural family) whose similarity lies inside the band recorded there and whose
+rendered tiles differ visibly at 120 px. A user's folder gives pairs from its list file
+(two names a line), checked the same way. Tiles are nearest-neighbour "stretch" upscales
+on a neutral background.
+
+Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.PixelPoolOptions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from rose_gen import pixel_assets as px
+from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
+
+
+def _pair(a: str, b: str, source: str, family: str, similarity: float, render: dict[str, Any],
+          visibility: Mapping[str, Any]) -> AssetPair:
+    row_fields = {
+        "pair_key": f"{a}__{b}",
+        "asset_resize_mode": "stretch",
+        "sprite_source": source,
+        "sprite_family": family,
+        "background_sprite": a,
+        "target_sprite": b,
+        "similarity": similarity,
+        "pair_visibility": {"cell_size": px.MIN_CELL_SIZE, **visibility},
+    }
+    return AssetPair(source="pixel_content", majority=a, target=b, pair_key=f"{a}__{b}", row_fields=row_fields,
+                     render=render, similarity=similarity)
+
+
+class PixelContentSource:
+    """The ``pixel_content`` visual source (see the module docstring)."""
+
+    info = SourceInfo(
+        name="pixel_content",
+        subset="ROSE-PixelContent",
+        id_prefix="PCONT",
+        primitive_type="PIXEL_CONTENT",
+        item_seed_base=202700000000,
+        layout_family="pixel_content",
+    )
+
+    def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
+        """Related pairs, in a stable order (sprite sources in option order, then pair key)."""
+        opts = px.parse_pool_options(options)
+        pairs: list[AssetPair] = []
+        for kind in opts.sprites:
+            pairs.extend(self._user_pool(opts) if kind == "user" else self._manifest_pool(kind))
+        return pairs[: opts.max_pairs] if opts.max_pairs else pairs
+
+    @staticmethod
+    def _manifest_pool(kind: str) -> list[AssetPair]:
+        library = px.default_library()
+        out = []
+        for p in px.load_pixel_manifest("pixel_content_pairs")["pairs"]:
+            if p["source"] != kind:
+                continue
+            for sprite in (p["a"], p["b"]):
+                if sprite not in library.entries:
+                    raise px.PixelAssetError(f"pixel_content_pairs.json names sprite {sprite} missing from "
+                                             "pixel_sprites.json; regenerate with assets_manifest/build/build_pixel.py")
+            render = {"a": {"library": "manifest", "sprite": p["a"]}, "b": {"library": "manifest", "sprite": p["b"]}}
+            vis = {"changed_fraction": p["changed_fraction"], "ssim": p["ssim"]}
+            out.append(_pair(p["a"], p["b"], kind, p["family"], float(p["similarity"]), render, vis))
+        return out
+
+    @staticmethod
+    def _user_pool(opts: px.PixelPoolOptions) -> list[AssetPair]:
+        listing = px.read_user_list(opts.user_folder or "", opts.user_list or "")
+        if not listing.pairs:
+            raise px.PixelAssetError(f"{opts.user_list}: no pair lines; PixelContent needs two file names a line")
+        folder = Path(listing.folder)
+        out, seen = [], set()
+        for first, second in listing.pairs:
+            a, b = sorted((first, second))
+            if (a, b) in seen:
+                continue
+            seen.add((a, b))
+            pa, pb = px.load_user_sprite(folder, a), px.load_user_sprite(folder, b)
+            if pa.shape != pb.shape:
+                raise px.PixelAssetError(f"{opts.user_list}: {a} ({pa.shape[1]}x{pa.shape[0]}) and {b} "
+                                         f"({pb.shape[1]}x{pb.shape[0]}) differ in size; pair sprites of one size")
+            diff = px.edit_difference(pa, pb)
+            if not px.clears_visibility(diff, px.EDIT_MARGIN):
+                raise px.PixelAssetError(f"{opts.user_list}: {a} and {b} are not visibly different at "
+                                         f"{px.MIN_CELL_SIZE} px cells; drop the pair")
+            render = {"a": {"library": "user", "folder": str(folder), "file": a},
+                      "b": {"library": "user", "folder": str(folder), "file": b}}
+            vis = {"changed_fraction": round(diff.changed_fraction, 6), "ssim": round(diff.ssim, 6)}
+            out.append(_pair(a, b, "user", "user", px.sprite_similarity(pa, pb), render, vis))
+        return sorted(out, key=lambda p: p.pair_key)
+
+    def orient(self, pair: AssetPair, rng: np.random.Generator) -> AssetPair:
+        """Either sprite is the majority (one fair draw)."""
+        if rng.random() < 0.5:
+            return pair
+        fields = {**pair.row_fields, "background_sprite": pair.target, "target_sprite": pair.majority}
+        return replace(pair, majority=pair.target, target=pair.majority, row_fields=fields)
+
+    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+        """The majority or target sprite, nearest-neighbour stretched to ``cell_size``."""
+        if role not in ("majority", "target"):
+            raise ValueError(f"role must be 'majority' or 'target', got {role!r}")
+        name = pair.majority if role == "majority" else pair.target
+        side = "a" if name == pair.render["a"].get("sprite", pair.render["a"].get("file")) else "b"
+        return px.render_sprite(px.render_pixels(pair.render[side]), cell_size)
+
+    def licences(self) -> list[dict[str, Any]]:
+        """Licence records of the sprite sources this subset can draw from."""
+        return px.licence_records(px.default_library().manifest, ("crawl", "procedural"))
+
+
+SOURCES.add("pixel_content", PixelContentSource())

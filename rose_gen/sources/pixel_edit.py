@@ -1,0 +1,127 @@
+"""ROSE-PixelEdit: a pixel-art sprite beside a copy with one localized edit.
+
+Each pool entry is one base sprite and its verified edit (one contiguous patch of a few
+percent of the sprite's pixels recoloured, added or removed, visible at 120 px cells):
+from ``assets_manifest/pixel_edit_bases.json`` for the Dungeon Crawl and procedural
+sprites, or planned on the fly for a user's folder. Tiles are the sprite stretched to the
+cell with nearest-neighbour sampling on a neutral background (``asset_resize_mode``
+``stretch``, as in v0.1).
+
+Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.PixelPoolOptions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from rose_gen import pixel_assets as px
+from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
+
+EDITED_SUFFIX = "+edit"
+
+
+def _pair(sprite: str, source: str, family: str, render: dict[str, Any], base: Mapping[str, Any],
+          solid: int) -> AssetPair:
+    edit = base["edit"]
+    row_fields = {
+        "pair_key": sprite,
+        "asset_resize_mode": "stretch",
+        "sprite_source": source,
+        "sprite_family": family,
+        "majority_variant": "original",
+        "edit_kind": edit["kind"],
+        "edit_pixels": int(base["changed_pixels"]),
+        "edit_fraction": round(int(base["changed_pixels"]) / max(solid, 1), 6),
+        "edit_anchor": list(edit["anchor"]),
+        "edit_visibility": {"cell_size": px.MIN_CELL_SIZE, "changed_fraction": base["changed_fraction"],
+                            "ssim": base["ssim"]},
+    }
+    return AssetPair(source="pixel_edit", majority=sprite, target=sprite + EDITED_SUFFIX, pair_key=sprite,
+                     row_fields=row_fields, render={**render, "edit": dict(edit)}, similarity=float(base["ssim"]))
+
+
+class PixelEditSource:
+    """The ``pixel_edit`` visual source (see the module docstring)."""
+
+    info = SourceInfo(
+        name="pixel_edit",
+        subset="ROSE-PixelEdit",
+        id_prefix="PEDIT",
+        primitive_type="PIXEL_EDIT",
+        item_seed_base=202700000000,
+        layout_family="pixel_edit",
+    )
+
+    def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
+        """Base sprites with their edits, in a stable order (sprite sources in option order)."""
+        opts = px.parse_pool_options(options)
+        pairs: list[AssetPair] = []
+        for kind in opts.sprites:
+            pairs.extend(self._user_pool(opts) if kind == "user" else self._manifest_pool(kind))
+        return pairs[: opts.max_pairs] if opts.max_pairs else pairs
+
+    @staticmethod
+    def _manifest_pool(kind: str) -> list[AssetPair]:
+        library = px.default_library()
+        out = []
+        for base in px.load_pixel_manifest("pixel_edit_bases")["bases"]:
+            if base["source"] != kind:
+                continue
+            entry = library.entries.get(base["sprite"])
+            if entry is None:
+                raise px.PixelAssetError(f"pixel_edit_bases.json names sprite {base['sprite']} missing from "
+                                         "pixel_sprites.json; regenerate with assets_manifest/build/build_pixel.py")
+            render = {"library": "manifest", "sprite": base["sprite"]}
+            out.append(_pair(base["sprite"], kind, entry["family"], render, base, int(entry["solid_pixels"])))
+        return out
+
+    @staticmethod
+    def _user_pool(opts: px.PixelPoolOptions) -> list[AssetPair]:
+        listing = px.read_user_list(opts.user_folder or "", opts.user_list or "")
+        if not listing.singles:
+            raise px.PixelAssetError(f"{opts.user_list}: no single-file lines; PixelEdit needs one sprite file per line")
+        folder = Path(listing.folder)
+        out = []
+        for name in sorted(set(listing.singles)):
+            pixels = px.load_user_sprite(folder, name)
+            planned = px.plan_edit(pixels, px.edit_rng(0, f"user-{name}"))
+            if planned is None:
+                raise px.PixelAssetError(f"{folder / name}: no local edit of this sprite is visible at "
+                                         f"{px.MIN_CELL_SIZE} px cells; remove it from {opts.user_list}")
+            base = {"edit": planned.edit.to_json(), "changed_pixels": planned.changed_pixels,
+                    "changed_fraction": planned.changed_fraction, "ssim": planned.ssim}
+            render = {"library": "user", "folder": str(folder), "file": name}
+            solid = int(px.solid_mask(pixels).sum())
+            out.append(_pair(name, "user", f"user-{name}", render, base, solid))
+        return out
+
+    def orient(self, pair: AssetPair, rng: np.random.Generator) -> AssetPair:
+        """Either the original or the edited copy is the majority (one fair draw)."""
+        if rng.random() < 0.5:
+            return pair
+        return replace(pair, majority=pair.target, target=pair.majority,
+                       row_fields={**pair.row_fields, "majority_variant": "edited"})
+
+    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+        """The majority or target sprite, nearest-neighbour stretched to ``cell_size``."""
+        if role not in ("majority", "target"):
+            raise ValueError(f"role must be 'majority' or 'target', got {role!r}")
+        name = pair.majority if role == "majority" else pair.target
+        if name.endswith(EDITED_SUFFIX):
+            pixels = px.edited_pixels(pair.render, px.EditSpec.from_json(pair.render["edit"]))
+        else:
+            pixels = px.render_pixels(pair.render)
+        return px.render_sprite(pixels, cell_size)
+
+    def licences(self) -> list[dict[str, Any]]:
+        """Licence records of the sprite sources this subset can draw from."""
+        return px.licence_records(px.default_library().manifest, ("crawl", "procedural"))
+
+
+SOURCES.add("pixel_edit", PixelEditSource())
