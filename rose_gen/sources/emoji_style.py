@@ -1,0 +1,173 @@
+"""ROSE-EmojiStyle: one emoji identity; the majority drawn by vendor A, the exception by vendor B.
+
+Vendors are Twemoji, OpenMoji and Noto Color Emoji (``rose_gen.emoji_assets``); A and B
+always differ in artwork (Twemoji SVG against Twemoji PNG never counts). The pool holds
+one entry per identity of ``assets_manifest/emoji_style_identities.json`` whose three
+vendor pairings were all verified (both tiles inked, visibly different at 42 px);
+``orient`` draws one of the ordered vendor pairs, so every scene uses a distinct identity
+and all ordered vendor pairs occur.
+
+Options (``pool(options)``):
+
+- ``vendors``: vendors to pair (default ``["twemoji", "openmoji", "noto"]``, at least two
+  distinct artworks);
+- ``skin_tones``: keep identities with a skin-tone modifier (default ``False``: the five
+  tones of one person would crowd the pool);
+- ``exclude_groups``: Unicode groups left out (default ``["Component"]``);
+- ``groups``: when given, only these Unicode groups;
+- ``visibility``: stricter thresholds than the manifest's (``VisibilityRule`` fields).
+
+Row fields follow v0.1; ``majority_style``/``target_style`` are vendor names,
+``h2_label``/``h3_title`` are Unicode group/subgroup names (v0.1 used a Chinese emoji
+site's labels), ``emoji_name_zh`` is CLDR's simplified-Chinese name from the ``emoji``
+package, paths are relative to the providing package, with forward slashes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from rose_gen.emoji_assets import (
+    EMOJI_VENDORS,
+    STYLE_VENDORS,
+    EmojiAsset,
+    VisibilityRule,
+    distinct_artwork_pairs,
+    identity_records,
+    judge,
+    manifest_versions,
+    render_asset,
+    vendor_licences,
+)
+from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
+
+INFO = SourceInfo(name="emoji_style", subset="ROSE-EmojiStyle", id_prefix="ESTY", primitive_type="EMOJI_STYLE",
+                  item_seed_base=202600000000, layout_family="glyph_emoji", image_split="pilot")
+
+DEFAULT_OPTIONS: dict[str, Any] = {"vendors": list(STYLE_VENDORS), "skin_tones": False,
+                                   "exclude_groups": ["Component"], "groups": None, "visibility": {}}
+ROLES = ("majority", "target")
+
+
+def style_fields(record: Mapping[str, Any], majority: str, target: str) -> dict[str, Any]:
+    """v0.1 EmojiStyle row fields for one identity drawn majority-by / target-by two vendors."""
+    return {
+        "background_emoji": record["emoji"],
+        "target_emoji": record["emoji"],
+        "emoji_char": record["emoji"],
+        "unicode_key": record["key"],
+        "majority_style": majority,
+        "target_style": target,
+        "h2_label": record["group"],
+        "h3_title": record["subgroup"],
+        "emoji_name_zh": record["name_zh"],
+        "background_path": record["files"][majority]["path"],
+        "target_path": record["files"][target]["path"],
+    }
+
+
+def _asset(record: Mapping[str, Any], vendor: str) -> dict[str, str]:
+    f = record["files"][vendor]
+    return {"vendor": vendor, "key": record["key"], "path": f["path"], "sha256": f["sha256"]}
+
+
+def _options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    opts = {**DEFAULT_OPTIONS, **dict(options or {})}
+    unknown = sorted(set(opts) - set(DEFAULT_OPTIONS))
+    if unknown:
+        raise AssetError(f"emoji_style: unknown option(s) {unknown}; known: {sorted(DEFAULT_OPTIONS)}")
+    for name in opts["vendors"]:
+        if name not in EMOJI_VENDORS:
+            raise AssetError(f"emoji_style: unknown vendor {name!r}; known: {', '.join(EMOJI_VENDORS.names())}")
+    if not distinct_artwork_pairs(opts["vendors"]):
+        raise AssetError(f"emoji_style: vendors {opts['vendors']} share one artwork; name two distinct ones")
+    return opts
+
+
+def style_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
+    """Verified identities (stable key order), one AssetPair each; see the module docstring."""
+    opts = _options(options)
+    rule = VisibilityRule.from_options(opts["visibility"])
+    vendors = sorted(set(opts["vendors"]))
+    ordered = distinct_artwork_pairs(vendors)
+    unordered = sorted({tuple(sorted(p)) for p in ordered})
+    excluded = set(opts["exclude_groups"] or ())
+    wanted = set(opts["groups"]) if opts["groups"] else None
+    pool: list[AssetPair] = []
+    for key, rec in sorted(identity_records().items()):
+        if rec["group"] in excluded or (wanted is not None and rec["group"] not in wanted):
+            continue
+        if rec["skin_tone"] and not opts["skin_tones"]:
+            continue
+        ver = rec["verification"]
+        if ver["cell_size"] != rule.cell_size:
+            raise AssetError(f"emoji_style: manifest verified at {ver['cell_size']} px, options ask "
+                             f"{rule.cell_size} px; rebuild with assets_manifest/build/build_emoji.py")
+        ok = all(judge(ver["ink"][a], ver["ink"][b], ver["pairs"][f"{a}|{b}"]["changed_fraction"],
+                       ver["pairs"][f"{a}|{b}"]["ssim"], rule) for a, b in unordered)
+        if not ok:
+            continue
+        a, b = ordered[0]
+        pool.append(AssetPair(
+            source=INFO.name, majority=f"{a}:{key}", target=f"{b}:{key}", pair_key=key,
+            row_fields=style_fields(rec, a, b),
+            render={"majority": _asset(rec, a), "target": _asset(rec, b),
+                    "vendor_pairs": [list(p) for p in ordered]},
+        ))
+    return pool
+
+
+class EmojiStyleSource:
+    """The ROSE-EmojiStyle visual source (see the module docstring)."""
+
+    info = INFO
+
+    def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
+        """Verified identities in key order (one scene per identity)."""
+        return style_pool(options)
+
+    def orient(self, pair: AssetPair, rng: np.random.Generator) -> AssetPair:
+        """Draw the ordered (majority, target) vendor pair uniformly from the allowed ones."""
+        choices = pair.render["vendor_pairs"]
+        majority, target = choices[int(rng.integers(len(choices)))]
+        rec = identity_records()[pair.pair_key]
+        return AssetPair(source=pair.source, majority=f"{majority}:{pair.pair_key}",
+                         target=f"{target}:{pair.pair_key}", pair_key=pair.pair_key,
+                         row_fields=style_fields(rec, majority, target),
+                         render={"majority": _asset(rec, majority), "target": _asset(rec, target),
+                                 "vendor_pairs": [list(p) for p in choices]},
+                         similarity=pair.similarity)
+
+    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+        """The identity drawn by the role's vendor: ``cell_size`` square RGB on white."""
+        return render_role(pair, role, cell_size)
+
+    def licences(self) -> list[dict[str, str]]:
+        """Licence entries of the three vendors (for the release's LICENSES.md)."""
+        return vendor_licences(STYLE_VENDORS)
+
+    def attribution(self) -> list[dict[str, str]]:
+        """Same as :meth:`licences` (the name the pipeline asks for)."""
+        return self.licences()
+
+    def asset_versions(self) -> dict[str, str]:
+        """sha256 of the manifests that pin every emoji file's sha256."""
+        return manifest_versions(["emoji_vendors", "emoji_style_identities"])
+
+
+def render_role(pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+    """Render the ``majority`` or ``target`` asset of an emoji pair (checksum-checked, cached)."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    spec = pair.render[role]
+    return render_asset(EmojiAsset(vendor=spec["vendor"], key=spec["key"], path=spec["path"],
+                                   sha256=spec["sha256"]), cell_size)
+
+
+SOURCE = EmojiStyleSource()
+if INFO.name not in SOURCES:
+    SOURCES.add(INFO.name, SOURCE)
