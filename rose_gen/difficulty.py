@@ -51,6 +51,17 @@ class DifficultyParams:
             "high_similarity": self.high_similarity,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DifficultyParams:
+        return cls(
+            hard_from=int(data["hard_from"]),
+            count_points=tuple(int(v) for v in data["count_points"]),
+            case_points={str(k): int(v) for k, v in data["case_points"].items()},
+            tier_points={str(k): int(v) for k, v in data["tier_points"].items()},
+            grid_points={str(k): int(v) for k, v in data["grid_points"].items()},
+            high_similarity=float(data["high_similarity"]),
+        )
+
 
 def similarity_tier(similarity: float | None, params: DifficultyParams) -> str:
     """``high`` / ``low`` from a pair's similarity, ``unknown`` when the source gives none."""

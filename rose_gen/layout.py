@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -117,13 +118,23 @@ class LayoutParams:
     def cell_range(self) -> tuple[int, int]:
         return self.cell_size if self.cell_size is not None else self.layout_family().cell_size
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "family": self.family,
             "profile_weights": dict(self.profile_weights),
             "exception_weights": list(self.exception_weights),
             "cell_size": list(self.cell_size) if self.cell_size is not None else None,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LayoutParams:
+        cell = data.get("cell_size")
+        return cls(
+            family=data["family"],
+            profile_weights={str(k): float(v) for k, v in data["profile_weights"].items()},
+            exception_weights=tuple(float(v) for v in data["exception_weights"]),
+            cell_size=(int(cell[0]), int(cell[1])) if cell is not None else None,
+        )
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,25 @@ class SubsetPlan:
             "dataset_version": self.dataset_version,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SubsetPlan:
+        """Inverse of :meth:`to_json` (every key required, so nothing is silently defaulted)."""
+        return cls(
+            subset=data["subset"],
+            source=data["source"],
+            n_scenes=int(data["n_scenes"]),
+            n_dev=int(data["n_dev"]),
+            layout=LayoutParams.from_json(data["layout"]),
+            region_type_weights={str(k): float(v) for k, v in data["region_type_weights"].items()},
+            case_weights={str(k): float(v) for k, v in data["case_weights"].items()},
+            region_sizes=RegionSizes.from_json(data["region_sizes"]),
+            cue_type=data["cue_type"],
+            difficulty=DifficultyParams.from_json(data["difficulty"]),
+            font_scale=None if data["font_scale"] is None else float(data["font_scale"]),
+            source_options=dict(data["source_options"]),
+            dataset_version=data["dataset_version"],
+        )
+
 
 def _weights(mapping: Mapping[str, float], allowed: Sequence[str], what: str, subset: str):
     unknown = sorted(set(mapping) - set(allowed))

@@ -57,6 +57,10 @@ class RegionSizes:
             "attempts": self.attempts,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RegionSizes:
+        return cls(**{k: int(v) for k, v in data.items()})
+
 
 @dataclass(frozen=True)
 class Candidates:

@@ -10,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rose_gen.layout import LayoutParams
-from rose_gen.plan import MINI_PLANS, V0_1_PLANS, PlanError, pairs_reused, plan_scene, plan_subset
+from rose_gen.plan import (
+    MINI_PLANS,
+    V0_1_PLANS,
+    PlanError,
+    SubsetPlan,
+    pairs_reused,
+    plan_scene,
+    plan_subset,
+)
 from rose_gen.regions import RegionSizes
 from rose_gen.schema import REGION_TEMPLATES, SceneSpec
 from tests.rose_gen.planning_fakes import FakeSource, small_plan
@@ -128,3 +136,9 @@ def test_wrong_source_or_empty_pool_raise():
         plan_subset(plan, 0, FakeSource("ROSE-ChineseGlyph", n_pairs=0))
     with pytest.raises(PlanError, match="outside 1..12"):
         plan_scene(plan, 0, 13, FakeSource("ROSE-ChineseGlyph").pool({}), FakeSource("ROSE-ChineseGlyph"))
+
+
+def test_plan_json_round_trip():
+    for plan in list(V0_1_PLANS.values()) + list(MINI_PLANS.values()):
+        data = json.loads(json.dumps(plan.to_json()))
+        assert SubsetPlan.from_json(data) == plan
