@@ -41,9 +41,8 @@ from rose_gen.fonts import (
     check_glyph,
     glyph_ink,
     manifest_faces,
-    render_glyph_tile,
 )
-from rose_gen.visibility import is_visible, tile_difference
+from rose_gen.sources.glyph import verify_pair
 
 MAX_RANK = 6500  # kTGH levels 1 and 2
 MINING_FACES = ("NotoSansCJKsc-Regular", "NotoSerifCJKsc-Regular", "WenQuanYiZenHei", "UKaiCN",
@@ -96,17 +95,6 @@ def close_pairs(features_: np.ndarray, ok: np.ndarray) -> dict[tuple[int, int], 
     return out
 
 
-def verify_in_face(face: FontFace, a: str, b: str) -> dict:
-    """Glyph checks and perceptual visibility of one pair in one face at VERIFY_CELL."""
-    for c in (a, b):
-        check = check_glyph(face, c, VERIFY_CELL)
-        if not check.ok:
-            return {"ok": False, "reason": f"{c}: {check.reason()}"}
-    diff = tile_difference(render_glyph_tile(face, a, VERIFY_CELL), render_glyph_tile(face, b, VERIFY_CELL))
-    rec = {"changed_fraction": round(diff.changed_fraction, 4), "ssim": round(diff.ssim, 4)}
-    return {"ok": is_visible(diff), **rec, **({} if is_visible(diff) else {"reason": "below visibility threshold"})}
-
-
 def mine() -> tuple[dict, float]:
     """The glyph-pairs manifest and the mining time in seconds."""
     t0 = time.perf_counter()
@@ -145,9 +133,9 @@ def mine() -> tuple[dict, float]:
     mining_seconds = time.perf_counter() - t0
     pairs = []
     for score, a, b, sims, ra, rb in kept:
-        checks = {name: verify_in_face(face, a, b) for name, face in faces.items()}
-        verified = {n: [c["changed_fraction"], c["ssim"]] for n, c in checks.items() if c["ok"]}
-        rejected = {n: c["reason"] for n, c in checks.items() if not c["ok"]}
+        checks = {name: verify_pair(face, a, b, VERIFY_CELL) for name, face in faces.items()}
+        verified = {n: [c.changed_fraction, c.ssim] for n, c in checks.items() if c.ok}
+        rejected = {n: c.reason for n, c in checks.items() if not c.ok}
         if len(verified) < MIN_VERIFIED_FACES:
             continue
         pairs.append({
