@@ -19,23 +19,45 @@ from rose_eval.protocol import parse_answer
 from rose_eval.score import score_item
 
 _CLICK = r"CLICK\s*\(\s*R\s*\d+\s*,\s*C\s*\d+\s*\)"
-_CHAIN = rf"(?:{_CLICK}\s*;\s*)*"
-ANSWER_PATTERNS: dict[str, re.Pattern[str]] = {
+CLICK_TOKEN = re.compile(rf"\s*{_CLICK}\s*", re.I)
+CLICK_AT_END = re.compile(rf"\b{_CLICK}\s*\Z", re.I)
+# Where an answer ends, per task mode; CLICK modes then extend backwards over CLICK tokens.
+ANSWER_END: dict[str, re.Pattern[str]] = {
     "COUNT": re.compile(r"\bCOUNT\s*\(\s*\d+\s*\)", re.I),
-    "CLICK": re.compile(rf"(?:\b{_CHAIN})?\bDONE\b", re.I),
-    "CLICK_COUNT": re.compile(rf"(?:\b{_CHAIN})?\bSUBMIT\s*\(\s*\d+\s*\)", re.I),
+    "CLICK": re.compile(r"\bDONE\b", re.I),
+    "CLICK_COUNT": re.compile(r"\bSUBMIT\s*\(\s*\d+\s*\)", re.I),
 }
+CHAINED_MODES = frozenset({"CLICK", "CLICK_COUNT"})
+
+
+def _chain_start(text: str, end: int) -> int:
+    """Start of the `CLICK(..); ...;` run that ends just before `end` (linear, no regex backtracking)."""
+    start = end
+    while True:
+        semicolon = text.rfind(";", 0, start)
+        if semicolon < 0 or text[semicolon + 1:start].strip():
+            return start
+        previous = text.rfind(";", 0, semicolon)
+        token = text[previous + 1:semicolon]
+        if CLICK_TOKEN.fullmatch(token):
+            start = previous + 1 + (len(token) - len(token.lstrip()))
+            continue
+        tail = CLICK_AT_END.search(token)
+        return previous + 1 + tail.start() if tail else start
 
 
 def last_answer(raw_text: object, task_mode: str) -> str | None:
     """The last well-formed answer substring of the text for the mode, or None."""
-    pattern = ANSWER_PATTERNS.get(task_mode)
+    pattern = ANSWER_END.get(task_mode)
     if pattern is None or not isinstance(raw_text, str):
         return None
-    found = None
+    last = None
     for match in pattern.finditer(raw_text):
-        found = match.group(0)
-    return found
+        last = match
+    if last is None:
+        return None
+    start = _chain_start(raw_text, last.start()) if task_mode in CHAINED_MODES else last.start()
+    return raw_text[start:last.end()]
 
 
 def lenient_pass(item: Mapping[str, Any], row: Mapping[str, Any] | None) -> tuple[int, bool]:

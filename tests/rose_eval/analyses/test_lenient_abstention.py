@@ -23,11 +23,24 @@ from tests.rose_eval.analyses.factory import GLYPH, T1, T3, T5, item
         ("Answer: click(r2,c5); SUBMIT(1)", "CLICK_COUNT", "click(r2,c5); SUBMIT(1)"),
         ("COUNT(٣)", "COUNT", "COUNT(٣)"),
         (None, "COUNT", None),
+        ("CLICK(R1,C1) CLICK(R2,C2); DONE", "CLICK", "CLICK(R2,C2); DONE"),
+        ("CLICK(R1,C1) DONE", "CLICK", "DONE"),
+        ("So CLICK(R1,C1);\n CLICK(R2,C2) ;DONE", "CLICK", "CLICK(R1,C1);\n CLICK(R2,C2) ;DONE"),
+        ("oops; CLICK(R4,C4); SUBMIT(1) ok", "CLICK_COUNT", "CLICK(R4,C4); SUBMIT(1)"),
         ("COUNT(1)", "UNKNOWN", None),
     ],
 )
 def test_last_answer(text, mode, expected) -> None:
     assert last_answer(text, mode) == expected
+
+
+def test_last_answer_is_linear_on_long_click_runs() -> None:
+    # A regex with a nested click loop backtracks quadratically here (minutes for this
+    # size); the backward token walk is linear.
+    text = "CLICK(R1,C1); " * 50_000
+    assert last_answer(text, "CLICK") is None
+    assert last_answer(text + "DONE", "CLICK") == text + "DONE"
+    assert last_answer("CLICK(R1,C1) " * 50_000 + "; DONE", "CLICK") == "CLICK(R1,C1) ; DONE"
 
 
 def _row(item_id: str, template: str, mode: str, gold: list[str], region_type="GLOBAL",
