@@ -1,0 +1,112 @@
+"""ROSE-PixelEdit source: pool size and order, edits, orientation, tiles, user folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from scipy import ndimage
+
+from rose_gen import pixel_assets as px
+from rose_gen.sources.base import SOURCES, VisualSource
+from rose_gen.sources.pixel_edit import PixelEditSource
+from rose_gen.visibility import is_visible, tile_difference
+
+REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "rose-v0.1" / "matched_local_count_test.jsonl"
+SOURCE = PixelEditSource()
+
+
+def test_registered_with_the_v0_1_identity():
+    src = SOURCES.get("pixel_edit")
+    assert isinstance(src, VisualSource)
+    info = src.info
+    assert (info.subset, info.id_prefix, info.primitive_type, info.item_seed_base, info.layout_family) == (
+        "ROSE-PixelEdit", "PEDIT", "PIXEL_EDIT", 202700000000, "pixel_edit")
+
+
+def test_crawl_pool_covers_v0_1_without_reuse_and_is_stable():
+    pool = SOURCE.pool({})
+    assert len(pool) >= 300
+    assert len({p.pair_key for p in pool}) == len(pool)
+    assert all(p.row_fields["sprite_source"] == "crawl" for p in pool)
+    assert [p.pair_key for p in SOURCE.pool({})] == [p.pair_key for p in pool]
+    json.dumps([p.row_fields for p in pool[:20]])  # JSON-safe
+
+
+def test_pool_options_choose_and_reduce_explicitly():
+    proc = SOURCE.pool({"sprites": "procedural"})
+    assert proc and all(p.row_fields["sprite_source"] == "procedural" for p in proc)
+    both = SOURCE.pool({"sprites": ["procedural", "crawl"]})
+    assert [p.pair_key for p in both[: len(proc)]] == [p.pair_key for p in proc]
+    assert [p.pair_key for p in SOURCE.pool({"max_pairs": 7})] == [p.pair_key for p in SOURCE.pool({})][:7]
+    with pytest.raises(px.PixelAssetError, match="sprites="):
+        SOURCE.pool({"sprites": ["crawl", "web"]})
+    with pytest.raises(px.PixelAssetError, match="user_folder"):
+        SOURCE.pool({"sprites": ["user"]})
+
+
+def test_tiles_are_exact_rgb_and_differ_by_one_visible_local_patch():
+    pool = SOURCE.pool({"sprites": ["crawl", "procedural"]})
+    for pair in pool[:: max(1, len(pool) // 12)]:
+        for cell in (120, 137, 156):
+            a, b = SOURCE.render_tile(pair, "majority", cell), SOURCE.render_tile(pair, "target", cell)
+            assert a.mode == b.mode == "RGB" and a.size == b.size == (cell, cell)
+        a, b = SOURCE.render_tile(pair, "majority", 120), SOURCE.render_tile(pair, "target", 120)
+        changed = (np.asarray(a) != np.asarray(b)).any(axis=2)
+        assert ndimage.label(changed)[1] == 1  # one patch on the tile too
+        assert changed.mean() <= 0.06
+        assert is_visible(tile_difference(a, b))
+
+
+def test_orient_draws_either_variant_and_records_it():
+    pair = SOURCE.pool({})[0]
+    seen = {}
+    for seed in range(16):
+        o = SOURCE.orient(pair, np.random.default_rng(seed))
+        seen[o.row_fields["majority_variant"]] = o
+        assert {o.majority, o.target} == {pair.majority, pair.target}
+        assert o.pair_key == pair.pair_key
+    assert set(seen) == {"original", "edited"}
+    flipped = seen["edited"]
+    assert flipped.majority.endswith("+edit")
+    assert np.array_equal(np.asarray(SOURCE.render_tile(flipped, "majority", 120)),
+                          np.asarray(SOURCE.render_tile(pair, "target", 120)))
+
+
+def test_row_fields_match_v0_1_pixel_fields():
+    fields = SOURCE.pool({})[0].row_fields
+    assert list(fields)[:2] == ["pair_key", "asset_resize_mode"]
+    assert fields["asset_resize_mode"] == "stretch"
+    if not REFERENCE.is_file():
+        pytest.skip(f"v0.1 reference rows not found at {REFERENCE}")
+    rows = [json.loads(line) for line in REFERENCE.read_text(encoding="utf-8").splitlines()]
+    ref = [r for r in rows if r.get("rose_subset") == "ROSE-PixelEdit"]
+    assert ref
+    keys = list(ref[0])
+    assert keys.index("asset_resize_mode") == keys.index("pair_key") + 1
+    assert {r["asset_resize_mode"] for r in ref} == {"stretch"}
+
+
+def test_licences_quote_the_package_copyright():
+    recs = SOURCE.licences()
+    crawl = next(r for r in recs if r["source"] == "crawl")
+    assert crawl["licence"] == "GPL-2.0-or-later" and crawl["package"] == "crawl-tiles-data"
+    assert any(r["source"] == "procedural" for r in recs)
+
+
+def test_user_folder_pool_is_verified_and_renders(tmp_path):
+    for i, sprite in enumerate(px.procedural_family(31, 3)):
+        Image.fromarray(sprite, "RGBA").save(tmp_path / f"u{i}.png")
+    (tmp_path / "bases.txt").write_text("u2.png\nu0.png\n")
+    opts = {"sprites": ["user"], "user_folder": str(tmp_path), "user_list": str(tmp_path / "bases.txt")}
+    pool = SOURCE.pool(opts)
+    assert [p.pair_key for p in pool] == ["u0.png", "u2.png"]
+    assert [p.render["edit"] for p in SOURCE.pool(opts)] == [p.render["edit"] for p in pool]
+    a, b = SOURCE.render_tile(pool[0], "majority", 120), SOURCE.render_tile(pool[0], "target", 120)
+    assert is_visible(tile_difference(a, b))
+    (tmp_path / "pairs.txt").write_text("u0.png u1.png\n")
+    with pytest.raises(px.PixelAssetError, match="no single-file lines"):
+        SOURCE.pool({**opts, "user_list": str(tmp_path / "pairs.txt")})
