@@ -1,0 +1,319 @@
+"""The generation config: Hydra composition, a typed schema, and the map onto plan dataclasses.
+
+``conf/config.yaml`` composes the groups ``profile/`` (which subsets and how many scenes),
+``subset/`` (one subset's knobs, pulled in by the profile), ``difficulty/`` (the
+medium/hard rule), ``render/`` (cue style, PNG level) and ``export/`` (Parquet, bridges).
+The dataclasses below are registered in Hydra's ConfigStore as the schema, so a wrong
+type or an unknown key fails at composition; :func:`build_config` then checks what the
+schema cannot (ranges, impossible plans) and returns a :class:`GenConfig`.
+
+Every failure is a :class:`ConfigError` with a one-line message naming the key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
+from hydra.errors import HydraException
+from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from rose_gen import vocab
+from rose_gen.difficulty import DifficultyParams
+from rose_gen.export import ExportSettings
+from rose_gen.layout import LayoutParams
+from rose_gen.plan import PlanError, SubsetPlan, validate_plan
+from rose_gen.regions import RegionSizes
+from rose_gen.render import CUE_OVERLAYS, CueSettings, RenderSettings
+from rose_gen.schema import DATASET_VERSION
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+SCHEMA_NAME = "rose_gen_schema"
+# Keys that say how to run, not what to make: never recorded in the release.
+RUN_KEYS: tuple[str, ...] = ("output_dir", "workers", "overwrite", "progress")
+
+
+class ConfigError(ValueError):
+    """The composed config is invalid or impossible (one-line message naming the key)."""
+
+
+# -- schema (types and keys; defaults and docs live in conf/*.yaml) ------------------------
+
+
+@dataclass
+class LayoutConf:
+    family: str = MISSING
+    profile_weights: dict[str, float] = field(default_factory=dict)
+    exception_weights: list[float] = field(default_factory=list)
+    cell_size: list[int] | None = None
+
+
+@dataclass
+class RegionSizesConf:
+    line_min: int = 1
+    line_max: int = 4
+    rect_min: int = 2
+    rect_max: int = 6
+    attempts: int = 24
+
+
+@dataclass
+class SubsetConf:
+    name: str = MISSING
+    source: str = MISSING
+    scenes: int = MISSING
+    dev_scenes: int = MISSING
+    layout: LayoutConf = field(default_factory=LayoutConf)
+    region_type_weights: dict[str, float] = field(default_factory=dict)
+    case_weights: dict[str, float] = field(default_factory=dict)
+    region_sizes: RegionSizesConf = field(default_factory=RegionSizesConf)
+    cue_type: str | None = None
+    font_scale: float | None = None
+    source_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DifficultyConf:
+    name: str = MISSING
+    hard_from: dict[str, int] = field(default_factory=dict)
+    count_points: list[int] = field(default_factory=list)
+    case_points: dict[str, int] = field(default_factory=dict)
+    tier_points: dict[str, int] = field(default_factory=dict)
+    grid_points: dict[str, int] = field(default_factory=dict)
+    high_similarity: float = 0.97
+
+
+@dataclass
+class CueConf:
+    color: list[int] = field(default_factory=lambda: [230, 0, 0])
+    outline_fraction: float = 0.06
+    min_outline_px: int = 2
+    mask_alpha: float = 0.35
+
+
+@dataclass
+class RenderConf:
+    cue_type: str = "OUTLINE_BOX"
+    png_compress_level: int = 1
+    cue: CueConf = field(default_factory=CueConf)
+
+
+@dataclass
+class ExportConf:
+    parquet: bool = True
+    parquet_rows_per_group: int = 64
+    parquet_compression: str = "zstd"
+    bridges: bool = True
+
+
+@dataclass
+class GenConf:
+    profile_name: str = MISSING
+    seed: int = 0
+    dataset_version: str = DATASET_VERSION
+    output_dir: str | None = None
+    workers: int = 1
+    overwrite: bool = False
+    progress: bool = True
+    subsets: list[str] | None = None
+    plugins: list[str] = field(default_factory=list)
+    subset: dict[str, SubsetConf] = field(default_factory=dict)
+    difficulty: DifficultyConf = field(default_factory=DifficultyConf)
+    render: RenderConf = field(default_factory=RenderConf)
+    export: ExportConf = field(default_factory=ExportConf)
+
+
+ConfigStore.instance().store(name=SCHEMA_NAME, node=GenConf)
+
+
+# -- typed result --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    """A validated generation config.
+
+    ``plans`` are the selected subsets in v0.1 order; ``recorded`` is the composed
+    config without run-only keys (what the release stores and ``rose-verify`` reads).
+    """
+
+    seed: int
+    plans: tuple[SubsetPlan, ...]
+    render: RenderSettings
+    export: ExportSettings
+    plugins: tuple[str, ...]
+    recorded: dict[str, Any]
+    output_dir: Path | None = None
+    workers: int = 1
+    overwrite: bool = False
+    progress: bool = True
+
+
+# -- composition ---------------------------------------------------------------------------
+
+
+def one_line(exc: BaseException) -> str:
+    """A Hydra/OmegaConf error as one line naming the key when known."""
+    cause = exc
+    while cause.__cause__ is not None and isinstance(cause.__cause__, (HydraException, OmegaConfBaseException)):
+        cause = cause.__cause__
+    text = str(cause)
+    key = re.search(r"full_key: (\S+)", text)
+    first = text.strip().splitlines()[0] if text.strip() else type(cause).__name__
+    missing = re.search(r"Could not find '([^']+)/([^']+)'", text)
+    if missing:
+        group, option = missing.groups()
+        known = sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml")) if (CONF_DIR / group).is_dir() else []
+        return f"unknown {group} {option!r}; known: {', '.join(known) or 'none'}"
+    if "Could not override" in first or "not in struct" in text or "not in '" in text:
+        name = key.group(1) if key else re.search(r"'([^']+)'", first).group(1) if "'" in first else "?"
+        return f"unknown config key {name!r}; see `rose-gen --cfg` for the known keys"
+    if "Could not append" in first:
+        name = re.search(r"'([^']+)'", first)
+        return f"config key {name.group(1) if name else '?'} already exists; drop the leading '+'"
+    if key and key.group(1) not in first:
+        first = f"{key.group(1)}: {first}"
+    return first.rstrip(".")
+
+
+def compose_config(overrides: list[str]) -> DictConfig:
+    """Compose ``conf/config.yaml`` with Hydra overrides (no output folders, no logging)."""
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None, job_name="rose_gen"):
+            cfg = compose(config_name="config", overrides=list(overrides))
+        # '+key=value' appends bypass the schema; re-check every key against it.
+        plain = OmegaConf.to_container(cfg, resolve=False)
+        return OmegaConf.merge(OmegaConf.structured(GenConf), plain)
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(one_line(exc)) from None
+
+
+def recorded_config(cfg: DictConfig) -> dict[str, Any]:
+    """The composed config as plain data, without run-only keys."""
+    data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+    assert isinstance(data, dict)
+    return {k: v for k, v in data.items() if k not in RUN_KEYS}
+
+
+def config_from_recorded(recorded: dict[str, Any]) -> GenConfig:
+    """Rebuild a :class:`GenConfig` from a release's recorded config (``rose-verify``)."""
+    try:
+        cfg = OmegaConf.merge(OmegaConf.structured(GenConf), OmegaConf.create(recorded))
+    except OmegaConfBaseException as exc:
+        raise ConfigError(f"recorded config: {one_line(exc)}") from None
+    return build_config(cfg)
+
+
+# -- validation and mapping ----------------------------------------------------------------
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+def _select(cfg: DictConfig) -> list[str]:
+    """Keys of the selected subsets, in v0.1 subset order."""
+    keys = list(cfg.subset.keys())
+    _require(bool(keys), f"profile {cfg.profile_name!r} defines no subset")
+    by_name = {cfg.subset[k].name: k for k in keys}
+    if cfg.subsets is None:
+        chosen = keys
+    else:
+        chosen = []
+        for want in cfg.subsets:
+            key = want if want in cfg.subset else by_name.get(want)
+            _require(key is not None, f"subsets: unknown subset {want!r}; known: {', '.join(keys)}")
+            chosen.append(key)
+        _require(bool(chosen), "subsets: the list is empty; name at least one subset or drop the key")
+    order = {name: i for i, name in enumerate(vocab.SUBSET_ORDER)}
+    return sorted(dict.fromkeys(chosen), key=lambda k: (order.get(cfg.subset[k].name, len(order)), k))
+
+
+def _plan(key: str, sc: SubsetConf, cfg: DictConfig) -> SubsetPlan:
+    where = f"subset.{key}"
+    d = cfg.difficulty
+    hard_from = d.hard_from.get(key, d.hard_from.get("default"))
+    _require(hard_from is not None, f"difficulty.hard_from has no entry for subset {key!r} and no default "
+                                    f"(difficulty {d.name!r} knows: {', '.join(d.hard_from) or 'none'})")
+    cell = sc.layout.cell_size
+    _require(cell is None or len(cell) == 2, f"{where}.layout.cell_size must be [min, max] or null")
+    cue_type = sc.cue_type if sc.cue_type is not None else cfg.render.cue_type
+    _require(cue_type in CUE_OVERLAYS, f"{where}: cue_type {cue_type!r} must be one of "
+                                       f"{', '.join(CUE_OVERLAYS.names())}")
+    return SubsetPlan(
+        subset=sc.name,
+        source=sc.source,
+        n_scenes=sc.scenes,
+        n_dev=sc.dev_scenes,
+        layout=LayoutParams(family=sc.layout.family, profile_weights=dict(sc.layout.profile_weights),
+                            exception_weights=tuple(float(w) for w in sc.layout.exception_weights),
+                            cell_size=(int(cell[0]), int(cell[1])) if cell is not None else None),
+        region_type_weights=dict(sc.region_type_weights),
+        case_weights=dict(sc.case_weights),
+        region_sizes=RegionSizes(**OmegaConf.to_container(sc.region_sizes)),
+        cue_type=cue_type,
+        difficulty=DifficultyParams(hard_from=int(hard_from), count_points=tuple(d.count_points),
+                                    case_points=dict(d.case_points), tier_points=dict(d.tier_points),
+                                    grid_points=dict(d.grid_points), high_similarity=float(d.high_similarity)),
+        font_scale=sc.font_scale,
+        source_options=OmegaConf.to_container(sc.source_options, resolve=True),
+        dataset_version=cfg.dataset_version,
+    )
+
+
+def build_config(cfg: DictConfig) -> GenConfig:
+    """Validate a composed config and map it onto plan, render and export settings."""
+    _require(cfg.seed >= 0, f"seed must be a non-negative integer (got {cfg.seed})")
+    _require(cfg.workers >= 1, f"workers must be at least 1 (got {cfg.workers})")
+    r = cfg.render
+    _require(0 <= r.png_compress_level <= 9, f"render.png_compress_level must be 0..9 (got {r.png_compress_level})")
+    _require(len(r.cue.color) == 3 and all(0 <= c <= 255 for c in r.cue.color),
+             f"render.cue.color must be three integers 0..255 (got {list(r.cue.color)})")
+    _require(0 < r.cue.outline_fraction < 0.5,
+             f"render.cue.outline_fraction must be in (0, 0.5) (got {r.cue.outline_fraction})")
+    _require(r.cue.min_outline_px >= 1, f"render.cue.min_outline_px must be at least 1 (got {r.cue.min_outline_px})")
+    _require(0 < r.cue.mask_alpha <= 1, f"render.cue.mask_alpha must be in (0, 1] (got {r.cue.mask_alpha})")
+    e = cfg.export
+    _require(e.parquet_rows_per_group >= 1, "export.parquet_rows_per_group must be at least 1")
+    _require(e.parquet_compression in ("none", "snappy", "gzip", "zstd", "brotli", "lz4"),
+             f"export.parquet_compression {e.parquet_compression!r} must be one of none, snappy, gzip, zstd, "
+             "brotli, lz4")
+    plans: list[SubsetPlan] = []
+    names: dict[str, str] = {}
+    for key in _select(cfg):
+        sc = cfg.subset[key]
+        _require(sc.name not in names, f"subset.{key}: subset {sc.name} is also defined by subset.{names.get(sc.name)}")
+        names[sc.name] = key
+        plan = _plan(key, sc, cfg)
+        try:
+            validate_plan(plan)
+        except PlanError as exc:
+            raise ConfigError(f"subset.{key}: {exc}") from None
+        plans.append(plan)
+    render = RenderSettings(png_compress_level=int(r.png_compress_level),
+                            cue=CueSettings(color=tuple(int(c) for c in r.cue.color),
+                                            outline_fraction=float(r.cue.outline_fraction),
+                                            min_outline_px=int(r.cue.min_outline_px),
+                                            mask_alpha=float(r.cue.mask_alpha)))
+    export = ExportSettings(parquet=bool(e.parquet), parquet_rows_per_group=int(e.parquet_rows_per_group),
+                            parquet_compression=str(e.parquet_compression), bridges=bool(e.bridges))
+    return GenConfig(seed=int(cfg.seed), plans=tuple(plans), render=render, export=export,
+                     plugins=tuple(cfg.plugins), recorded=recorded_config(cfg),
+                     output_dir=Path(cfg.output_dir) if cfg.output_dir else None, workers=int(cfg.workers),
+                     overwrite=bool(cfg.overwrite), progress=bool(cfg.progress))
+
+
+def load_config(overrides: list[str]) -> GenConfig:
+    """Compose and validate in one step."""
+    return build_config(compose_config(overrides))
+
+
+def with_plans(config: GenConfig, plans: tuple[SubsetPlan, ...]) -> GenConfig:
+    """A copy of ``config`` with other plans (tests, benchmarks)."""
+    return replace(config, plans=plans)

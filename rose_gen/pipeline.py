@@ -1,0 +1,200 @@
+"""plan -> render -> rows -> export, with ``workers`` processes.
+
+Planning is pure and cheap and runs in the main process (it needs every scene of a
+subset to keep pairs unique). Rendering and row building run per scene in worker
+processes (``spawn``, so nothing depends on the parent's state); results come back in
+plan order, so the release is byte-identical for any worker count.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from rose_gen.config import GenConfig
+from rose_gen.export import ReleaseInfo, ReleaseWriter, check_target
+from rose_gen.plan import plan_subset
+from rose_gen.render import CUE_TEMPLATE, RenderSettings, render_scene
+from rose_gen.schema import ImageRecord, SceneRows, SceneSpec
+from rose_gen.sources import SOURCES, load_sources
+from rose_gen.templates import build_scene_rows
+
+BASE_NOTE = "base image without visual cue"
+CUE_NOTE = "cue image with highlighted region"
+
+# Python packages whose versions can change the bytes of a release.
+RENDER_LIBRARIES: tuple[str, ...] = ("numpy", "pillow", "pyarrow", "fonttools", "cairosvg", "cairocffi",
+                                     "scikit-image", "scipy", "emoji", "pyyaml")
+
+
+@dataclass(frozen=True)
+class SceneResult:
+    """One scene's encoded images (by release path) and its task rows."""
+
+    scene_id: str
+    images: dict[str, bytes]
+    rows: SceneRows
+
+
+def image_path(subset: str, image_id: str) -> str:
+    """Release-relative image path (``images/<subset>/<image_id>.png``)."""
+    return f"images/{subset}/{image_id}.png"
+
+
+def image_records(scene: SceneSpec) -> tuple[ImageRecord, ImageRecord]:
+    """The base and cue image records of a scene (no pixels needed)."""
+    base = ImageRecord(image_id=scene.base_image_id, path=image_path(scene.subset, scene.base_image_id),
+                       width=scene.width, height=scene.height, split=scene.image_split, cue_type="NONE",
+                       region_type="GLOBAL", region_params={}, note=BASE_NOTE)
+    rect = scene.regions[CUE_TEMPLATE]
+    cue = ImageRecord(image_id=scene.cue_image_id, path=image_path(scene.subset, scene.cue_image_id),
+                      width=scene.width, height=scene.height, split=scene.image_split, cue_type=scene.cue_type,
+                      region_type=rect.type, region_params=dict(rect.params), note=CUE_NOTE)
+    return base, cue
+
+
+def scene_rows(scene: SceneSpec) -> SceneRows:
+    """The task rows of a scene (pure; what :func:`process_scene` returns beside the images)."""
+    return build_scene_rows(scene, *image_records(scene))
+
+
+def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
+    """Render one scene and build its rows (runs in a worker)."""
+    rendered = render_scene(scene, SOURCES.get(scene.source), settings)
+    base, cue = image_records(scene)
+    return SceneResult(scene_id=scene.scene_id,
+                       images={base.path: rendered.base_png, cue.path: rendered.cue_png},
+                       rows=build_scene_rows(scene, base, cue))
+
+
+def import_plugins(modules: Sequence[str]) -> None:
+    """Import built-in sources and the extra modules that register sources."""
+    load_sources()
+    for name in modules:
+        importlib.import_module(name)
+
+
+_worker_settings: RenderSettings | None = None
+
+
+def _init_worker(plugins: tuple[str, ...], settings: RenderSettings, sys_path: list[str]) -> None:
+    global _worker_settings
+    for entry in reversed(sys_path):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    import_plugins(plugins)
+    _worker_settings = settings
+
+
+def _worker_job(scene: SceneSpec) -> SceneResult:
+    assert _worker_settings is not None
+    return process_scene(scene, _worker_settings)
+
+
+def process_scenes(scenes: Sequence[SceneSpec], settings: RenderSettings, *, workers: int,
+                   plugins: Sequence[str] = ()) -> Iterator[SceneResult]:
+    """Results in the order of ``scenes``, computed by ``workers`` processes (1: in-process)."""
+    if workers <= 1 or len(scenes) <= 1:
+        for scene in scenes:
+            yield process_scene(scene, settings)
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(min(workers, len(scenes)), initializer=_init_worker,
+                  initargs=(tuple(plugins), settings, list(sys.path))) as pool:
+        yield from pool.imap(_worker_job, scenes, chunksize=1)
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of the generator and of every library that can change output bytes."""
+    from PIL import features
+
+    versions = {"rose-toolkit": _version("rose-toolkit"), "python": f"{sys.version_info[0]}.{sys.version_info[1]}"}
+    for name in RENDER_LIBRARIES:
+        versions[name] = _version(name)
+    versions["zlib (pillow)"] = str(features.version("zlib"))
+    versions["freetype2 (pillow)"] = str(features.version("freetype2"))
+    try:
+        import cairocffi
+
+        versions["cairo"] = cairocffi.cairo_version_string()
+    except (ImportError, OSError):
+        versions["cairo"] = "not installed"
+    return versions
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def source_assets(names: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Per source, sha256 of every asset file it declares (``asset_versions()``, optional)."""
+    out: dict[str, dict[str, str]] = {}
+    for name in names:
+        source = SOURCES.get(name)
+        hook: Callable[[], Any] | None = getattr(source, "asset_versions", None)
+        out[name] = dict(sorted(hook().items())) if hook else {}
+    return out
+
+
+def source_attributions(names: Iterable[str]) -> list[dict[str, Any]]:
+    """Asset families with licences, merged over sources (``attribution()``, optional)."""
+    merged: dict[str, dict[str, Any]] = {}
+    for name in names:
+        source = SOURCES.get(name)
+        hook: Callable[[], Any] | None = getattr(source, "attribution", None)
+        entries = hook() if hook else [{"family": f"assets of source {name}",
+                                        "license": "licence not declared by the source"}]
+        for entry in entries:
+            key = entry.get("family", name)
+            slot = merged.setdefault(key, {**entry, "sources": []})
+            slot["sources"].append(name)
+    return [merged[k] for k in sorted(merged)]
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """What a run produced."""
+
+    path: Path
+    written: bool
+    scenes: int
+
+
+def plan_release(config: GenConfig) -> list[SceneSpec]:
+    """Every scene of the selected subsets, in subset then scene order (pure after plug-in import)."""
+    import_plugins(config.plugins)
+    scenes: list[SceneSpec] = []
+    for plan in config.plans:
+        scenes.extend(plan_subset(plan, config.seed, SOURCES.get(plan.source)))
+    return scenes
+
+
+Progress = Callable[[Iterator[SceneResult], int], Iterator[SceneResult]]
+
+
+def generate_release(config: GenConfig, *, progress: Progress | None = None) -> GenerationResult:
+    """Plan, render and export the release described by ``config`` into its output_dir, atomically."""
+    if config.output_dir is None:
+        raise ValueError("config.output_dir is not set")
+    check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)
+    scenes = plan_release(config)
+    used = sorted({s.source for s in scenes})
+    info = ReleaseInfo(config=config.recorded, versions=library_versions(), assets=source_assets(used),
+                       attributions=source_attributions(used))
+    results = process_scenes(scenes, config.render, workers=config.workers, plugins=config.plugins)
+    if progress is not None:
+        results = progress(results, len(scenes))
+    with ReleaseWriter(config.output_dir, config.export, overwrite=config.overwrite) as writer:
+        for result in results:
+            writer.add_scene(result.rows, result.images)
+        path, written = writer.commit(info)
+    return GenerationResult(path=path, written=written, scenes=len(scenes))
