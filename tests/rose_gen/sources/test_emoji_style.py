@@ -1,0 +1,119 @@
+"""ROSE-EmojiStyle source: registration, verified pool, orientation over vendor pairs, tiles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rose_gen.emoji_assets import EMOJI_VENDORS, VisibilityRule, check_pair, identity_records
+from rose_gen.sources.base import SOURCES, AssetError
+from rose_gen.sources.emoji_style import SOURCE, style_pool
+
+REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "rose-v0.1" / \
+    "matched_local_count_test.jsonl"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return style_pool({})
+
+
+def test_registered_with_v01_subset_facts():
+    src = SOURCES.get("emoji_style")
+    assert src is SOURCE
+    info = src.info
+    assert (info.subset, info.id_prefix, info.primitive_type) == ("ROSE-EmojiStyle", "ESTY", "EMOJI_STYLE")
+    assert (info.item_seed_base, info.layout_family, info.image_split) == (202600000000, "glyph_emoji", "pilot")
+
+
+def test_pool_is_large_stable_and_one_entry_per_identity(pool):
+    assert len(pool) >= 300
+    keys = [p.pair_key for p in pool]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
+    assert [p.pair_key for p in style_pool({})] == keys
+    records = identity_records()
+    assert not any(records[k]["skin_tone"] for k in keys)
+    assert not any(records[k]["group"] == "Component" for k in keys)
+
+
+def test_pool_entries_are_verified_for_every_vendor_pair(pool):
+    rule = VisibilityRule()
+    for p in pool[:: max(1, len(pool) // 200)]:
+        ver = identity_records()[p.pair_key]["verification"]
+        assert ver["cell_size"] == rule.cell_size
+        assert all(v["visible"] for v in ver["pairs"].values())
+        assert min(ver["ink"].values()) >= rule.min_ink
+
+
+def test_orient_uses_all_ordered_pairs_of_distinct_vendors(pool):
+    seen = set()
+    for i in range(120):
+        o = SOURCE.orient(pool[i], np.random.default_rng(i))
+        maj, tgt = o.row_fields["majority_style"], o.row_fields["target_style"]
+        assert EMOJI_VENDORS.get(maj).artwork != EMOJI_VENDORS.get(tgt).artwork
+        assert o.pair_key == pool[i].pair_key
+        assert o.row_fields["background_emoji"] == o.row_fields["target_emoji"] == o.row_fields["emoji_char"]
+        seen.add((maj, tgt))
+    assert seen == {(a, b) for a in ("twemoji", "openmoji", "noto") for b in ("twemoji", "openmoji", "noto")
+                    if a != b}
+    a = SOURCE.orient(pool[5], np.random.default_rng(7))
+    b = SOURCE.orient(pool[5], np.random.default_rng(7))
+    assert a == b
+
+
+def test_tiles_exact_size_and_visibly_different(pool):
+    rule = VisibilityRule()
+    for i in (0, len(pool) // 3, len(pool) - 1):
+        o = SOURCE.orient(pool[i], np.random.default_rng(i))
+        for size in (42, 64):
+            maj, tgt = SOURCE.render_tile(o, "majority", size), SOURCE.render_tile(o, "target", size)
+            assert maj.size == tgt.size == (size, size) and maj.mode == tgt.mode == "RGB"
+        assert check_pair(SOURCE.render_tile(o, "majority", 42), SOURCE.render_tile(o, "target", 42), rule).visible
+    with pytest.raises(ValueError):
+        SOURCE.render_tile(pool[0], "background", 42)
+
+
+def test_stricter_visibility_rejects_pairs_below_threshold(pool):
+    strict = style_pool({"visibility": {"max_ssim": 0.6}})
+    assert 0 < len(strict) < len(pool)
+    for p in strict:
+        assert all(v["ssim"] <= 0.6 for v in identity_records()[p.pair_key]["verification"]["pairs"].values())
+
+
+def test_same_artwork_vendors_and_unknown_options_are_refused():
+    with pytest.raises(AssetError, match="share one artwork"):
+        style_pool({"vendors": ["twemoji", "twemoji_png"]})
+    with pytest.raises(AssetError, match="unknown option"):
+        style_pool({"vendor": ["noto"]})
+    two = style_pool({"vendors": ["twemoji", "noto"]})
+    assert {tuple(v) for v in two[0].render["vendor_pairs"]} == {("noto", "twemoji"), ("twemoji", "noto")}
+
+
+def test_row_fields_match_v01_names_and_order(pool):
+    o = SOURCE.orient(pool[0], np.random.default_rng(0))
+    fields = o.row_fields
+    assert fields["unicode_key"] == pool[0].pair_key
+    assert fields["background_path"].endswith((".svg", ".png")) or "#" in fields["background_path"]
+    assert "\\" not in fields["background_path"]
+    json.dumps(dict(fields), ensure_ascii=False)
+    if not REFERENCE.is_file():
+        pytest.skip(f"v0.1 reference rows not found at {REFERENCE}")
+    with REFERENCE.open(encoding="utf-8") as fh:
+        row = next(r for r in map(json.loads, fh) if r["rose_subset"] == "ROSE-EmojiStyle")
+    keys = list(row)
+    v01 = keys[keys.index("target_cells") + 1: keys.index("image_split")]
+    assert list(fields) == v01
+
+
+def test_licences_cover_three_vendors():
+    lic = SOURCE.licences()
+    assert len(lic) == 3
+    text = json.dumps(lic)
+    for name in ("CC-BY-4.0", "CC-BY-SA-4.0", "OFL-1.1"):
+        assert name in text
+    assert SOURCE.attribution() == lic
+    assert set(SOURCE.asset_versions()) == {"assets_manifest/emoji_vendors.json",
+                                            "assets_manifest/emoji_style_identities.json"}
