@@ -1,0 +1,119 @@
+"""Fonts manifest and font verification (rose_gen.fonts) against the installed Debian fonts."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assets_manifest import load_manifest, sha256_file
+from rose_gen.fonts import (
+    FontFace,
+    check_glyph,
+    dedupe_faces,
+    licences,
+    manifest_faces,
+    render_glyph_tile,
+    resolve_face,
+)
+from rose_gen.sources.base import AssetError
+from rose_gen.sources.glyph import build_pool
+
+RARE = "訚"  # kTGH level 2; absent from Smiley Sans and the two AR PL GB faces
+COMMON = "未末己已土士人入"
+
+
+def _face(name: str) -> FontFace:
+    return next(f for f in manifest_faces() if f.name == name)
+
+
+def test_manifest_lists_about_24_mainland_faces_with_checksums_that_match():
+    faces = manifest_faces()
+    assert 20 <= len(faces) <= 30
+    assert len({f.name for f in faces}) == len(faces)
+    assert {f.script_form for f in faces} == {"mainland"}
+    assert sum(f.family == "Noto Sans CJK SC" for f in faces) == 7
+    assert sum(f.family == "Noto Serif CJK SC" for f in faces) == 7
+    assert all(f.face_index == 2 for f in faces if f.family.startswith("Noto"))
+    for face in faces:
+        assert resolve_face(face) == Path(face.file)
+
+
+def test_manifest_records_why_faces_were_left_out():
+    excluded = {e["name"]: e["reason"] for e in load_manifest("fonts")["excluded"]}
+    assert "renders like LXGWWenKai-Regular" in excluded["LXGWWenKaiMono-Regular"]
+    assert "taiwan" in excluded["TW-Kai-98_1"]
+
+
+def test_common_characters_pass_every_glyph_check_in_every_face():
+    for face in manifest_faces():
+        for c in COMMON:
+            check = check_glyph(face, c, 42)
+            assert check.ok, (face.name, c, check.reason())
+
+
+def test_missing_glyph_drawn_as_notdef_box_is_caught_by_cmap_and_rendering():
+    # Smiley Sans draws a visible .notdef box: ink exists, only the checks catch it.
+    check = check_glyph(_face("SmileySans-Oblique"), RARE, 42)
+    assert check.has_ink
+    assert not check.in_cmap
+    assert not check.differs_from_notdef
+    assert not check.ok and check.reason() == "not in cmap"
+
+
+def test_missing_glyph_with_empty_notdef_is_caught():
+    check = check_glyph(_face("GBZenKai-Medium"), RARE, 42)
+    assert not check.in_cmap and not check.differs_from_notdef and not check.has_ink
+    assert check_glyph(_face("NotoSansCJKsc-Regular"), RARE, 42).ok
+
+
+def test_checksum_mismatch_is_refused(tmp_path):
+    face = _face("SmileySans-Oblique")
+    copy = tmp_path / "SmileySans-Oblique.ttf"
+    shutil.copyfile(face.file, copy)
+    data = bytearray(copy.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    copy.write_bytes(bytes(data))
+    tampered = dataclasses.replace(face, file=str(copy))
+    with pytest.raises(AssetError, match="checksum mismatch"):
+        resolve_face(tampered)
+    fonts = {"faces": [tampered.to_json()], "licences": {}}
+    with pytest.raises(AssetError, match="checksum mismatch"):
+        build_pool(fonts, {"provenance": {}, "pairs": []})
+    # The untouched copy passes.
+    shutil.copyfile(face.file, copy)
+    assert sha256_file(copy) == face.sha256 and resolve_face(tampered) == copy
+
+
+def test_missing_font_file_names_the_file_and_the_debian_package(tmp_path):
+    gone = dataclasses.replace(_face("UKaiCN"), file=str(tmp_path / "ukai.ttc"))
+    with pytest.raises(AssetError) as err:
+        resolve_face(gone)
+    msg = str(err.value)
+    assert "\n" not in msg and "ukai.ttc" in msg and "fonts-arphic-ukai" in msg
+
+
+def test_mono_variant_is_a_rendering_duplicate_and_different_faces_are_not():
+    kept = [_face("LXGWWenKai-Regular"), _face("LXGWWenKai-Bold")]
+    mono = dataclasses.replace(kept[0], name="LXGWWenKaiMono-Regular",
+                               file="/usr/share/fonts/truetype/lxgw-wenkai/LXGWWenKaiMono-Regular.ttf")
+    assert dedupe_faces([*kept, mono], list(COMMON)) == {"LXGWWenKaiMono-Regular": "LXGWWenKai-Regular"}
+
+
+def test_glyph_tile_has_exact_size_and_centred_ink():
+    for size in (42, 64, 156):
+        tile = render_glyph_tile(_face("NotoSerifCJKsc-Regular"), "未", size)
+        assert tile.size == (size, size) and tile.mode == "RGB"
+        grey = tile.convert("L")
+        left, top, right, bottom = grey.point(lambda v: 255 if v < 128 else 0).getbbox()
+        assert abs((left + right) - size) <= 2 and abs((top + bottom) - size) <= 2
+        assert grey.getpixel((0, 0)) == 255
+
+
+def test_licences_cover_every_face_package():
+    recs = licences()
+    packages = {f.package for f in manifest_faces()}
+    assert {r["package"] for r in recs} == packages
+    assert all(r["licence"] and r["copyright"] and r["faces"] for r in recs)

@@ -1,0 +1,136 @@
+"""ROSE-ChineseGlyph source: pool, orientation, tiles, verification (real fonts, no mocks)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assets_manifest import load_manifest
+from rose_gen.fonts import face_from_entry, manifest_faces
+from rose_gen.sources import SOURCES
+from rose_gen.sources.base import AssetError, VisualSource
+from rose_gen.sources.glyph import SOURCE, build_pool, describe_pool, verify_pair
+
+REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "rose-v0.1" / \
+    "matched_local_count_test.jsonl"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return SOURCE.pool({})
+
+
+def test_registered_with_the_v0_1_subset_identity():
+    src = SOURCES.get("glyph")
+    assert isinstance(src, VisualSource)
+    info = src.info
+    assert (info.subset, info.id_prefix, info.primitive_type, info.item_seed_base, info.layout_family) == (
+        "ROSE-ChineseGlyph", "CH", "CHINESE_GLYPH", 202600000000, "glyph_emoji")
+
+
+def test_pool_has_at_least_600_distinct_pairs_in_a_deterministic_order(pool):
+    assert len(pool) >= 600
+    assert len({p.pair_key for p in pool}) == len(pool)
+    again = SOURCE.pool({})
+    assert [(p.pair_key, p.row_fields["font_name"]) for p in again] == \
+        [(p.pair_key, p.row_fields["font_name"]) for p in pool]
+    assert [p.pair_key for p in pool] == [r["pair_key"] for r in load_manifest("glyph_pairs")["pairs"]][:len(pool)]
+    summary = describe_pool(pool)
+    assert set(summary["per_tier"]) == {"high", "medium", "low"}
+    assert len(summary["per_face"]) == len(manifest_faces()) and not summary["reduced"]
+
+
+def test_every_pool_entry_uses_a_face_where_the_pair_was_verified(pool):
+    verified = {r["pair_key"]: r["faces"] for r in load_manifest("glyph_pairs")["pairs"]}
+    for p in pool:
+        assert p.row_fields["font_name"] in verified[p.pair_key]
+        assert p.similarity is not None and 0 < p.similarity <= 1
+
+
+def test_a_sample_of_the_recorded_verification_still_holds(pool):
+    recorded = {r["pair_key"]: r["faces"] for r in load_manifest("glyph_pairs")["pairs"]}
+    for p in pool[::41]:
+        face = face_from_entry(p.render["face"])
+        check = verify_pair(face, p.majority, p.target)
+        assert check.ok, (p.pair_key, face.name, check.reason)
+        assert [check.changed_fraction, check.ssim] == pytest.approx(recorded[p.pair_key][face.name], abs=1e-4)
+
+
+def test_row_fields_follow_v0_1_and_orientation_uses_both_directions(pool):
+    directions = set()
+    for seed in range(40):
+        pair = SOURCE.orient(pool[0], np.random.default_rng(seed))
+        f = pair.row_fields
+        assert f["background_char"] == pair.majority and f["target_char"] == pair.target
+        assert f["pair_direction"] == f"{pair.majority}_majority_{pair.target}_target"
+        assert f["pair_key"] == f["undirected_pair_key"] == "__".join(sorted((pair.majority, pair.target)))
+        assert pair.pair_key == pool[0].pair_key
+        directions.add(pair.majority)
+    assert len(directions) == 2
+    a = SOURCE.orient(pool[3], np.random.default_rng(7))
+    assert a == SOURCE.orient(pool[3], np.random.default_rng(7))
+
+
+def test_row_fields_have_the_v0_1_glyph_field_names(pool):
+    if not REFERENCE.is_file():
+        pytest.skip(f"v0.1 reference rows not found at {REFERENCE}")
+    names = {"background_char", "target_char", "source_pair", "source_group", "pair_direction",
+             "undirected_pair_key", "pair_key", "font_name", "similarity_level"}
+    with REFERENCE.open(encoding="utf-8") as fh:
+        row = next(r for r in map(json.loads, fh) if "background_char" in r)
+    assert names <= set(row)
+    ours = SOURCE.orient(pool[0], np.random.default_rng(0)).row_fields
+    assert set(ours) == names
+    for k in names:
+        assert type(ours[k]) is type(row[k]), k
+
+
+def test_tiles_have_exact_size_ink_and_differ_between_roles(pool):
+    for p in pool[::97]:
+        for size in (42, 90, 156):
+            tiles = [np.asarray(SOURCE.render_tile(p, role, size)) for role in ("majority", "target")]
+            for t in tiles:
+                assert t.shape == (size, size, 3)
+                assert (t < 128).any() and (t[0, :] == 255).all() and (t[-1, :] == 255).all()
+            assert (tiles[0] != tiles[1]).any()
+    with pytest.raises(ValueError):
+        SOURCE.render_tile(pool[0], "background", 42)
+
+
+def test_a_pair_below_the_visibility_threshold_is_rejected():
+    face = manifest_faces()[3]
+    same = verify_pair(face, "土", "土")
+    assert not same.ok and same.reason == "below visibility threshold" and same.changed_fraction == 0
+    assert verify_pair(face, "土", "士").ok
+    assert not verify_pair(face, "土", "士", visibility={"min_changed_fraction": 0.9}).ok
+    fonts = {"faces": [face.to_json()], "licences": {}}
+    pairs = {"provenance": {}, "pairs": [
+        {"pair_key": "土__土", "chars": ["土", "土"], "score": 1.0, "tier": "high",
+         "faces": {face.name: [0.5, 0.5]}},  # a wrong record: re-verification must catch it
+        {"pair_key": "土__士", "chars": ["土", "士"], "score": 0.95, "tier": "high",
+         "faces": {face.name: [0.08, 0.88]}},
+    ]}
+    assert [p.pair_key for p in build_pool(fonts, pairs, {"reverify": True})] == ["土__士"]
+
+
+def test_recorded_measurements_below_stricter_thresholds_are_rejected(pool):
+    strict = SOURCE.pool({"visibility": {"min_changed_fraction": 0.25, "max_ssim": 0.93}})
+    assert 0 < len(strict) < len(pool)
+    recorded = {r["pair_key"]: r["faces"] for r in load_manifest("glyph_pairs")["pairs"]}
+    for p in strict:
+        changed, ssim = recorded[p.pair_key][p.row_fields["font_name"]]
+        assert changed >= 0.25 and ssim <= 0.93
+
+
+def test_options_restrict_faces_and_tiers_and_reject_unknown_names(pool):
+    few = SOURCE.pool({"faces": ["UKaiCN", "NotoSansCJKsc-Bold"], "tiers": ["high"]})
+    assert few and {p.row_fields["font_name"] for p in few} == {"UKaiCN", "NotoSansCJKsc-Bold"}
+    assert {p.row_fields["similarity_level"] for p in few} == {"high"}
+    assert describe_pool(few, {"tiers": ["high"]})["reduced"]
+    with pytest.raises(AssetError, match="unknown faces"):
+        SOURCE.pool({"faces": ["Comic Sans"]})
+    with pytest.raises(AssetError, match="unknown option"):
+        SOURCE.pool({"font": "UKaiCN"})
