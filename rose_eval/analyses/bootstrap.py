@@ -15,7 +15,7 @@ same scenes get the same (paired) draws.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,20 +130,34 @@ def resampled_totals(table: SceneTable, weights: Mapping[str, np.ndarray]) -> np
                     axis=1)
 
 
+def subsample_weights(n_scenes: int, n_draws: int, rng: np.random.Generator, *,
+                      fraction: float = 0.5) -> np.ndarray:
+    """(n_draws, n_scenes) 0/1 weights: each row keeps ceil(fraction * n) scenes, no repeats."""
+    keep = max(1, int(np.ceil(fraction * n_scenes)))
+    keys = rng.random((n_draws, n_scenes))
+    threshold = np.partition(keys, keep - 1, axis=1)[:, keep - 1:keep]
+    return (keys <= threshold).astype(float)
+
+
+WeightDraw = Callable[[int, int, np.random.Generator], np.ndarray]
+
+
 def paired_resampled_totals(tables: Sequence[SceneTable], n_boot: int, seed: int, *,
+                            draw: WeightDraw = scene_weights, purpose: str = RNG_PURPOSE,
                             chunk: int = CHUNK) -> list[np.ndarray]:
     """(n_boot, subsets, features) totals for each table, all under the SAME scene draws.
 
-    The tables must share their scenes (same subsets and scene ids). Draws are made in
-    chunks of `chunk` resamples to bound memory; the chunk size does not change them.
+    The tables must share their scenes (same subsets and scene ids). `draw` makes the
+    scene weights (default: with-replacement bootstrap). Draws are made in chunks of
+    `chunk` resamples to bound memory; the chunk size does not change them.
     """
     first = tables[0]
     out = [np.empty((n_boot, len(first.subsets), N_FEATURES)) for _ in tables]
     for i, subset in enumerate(first.subsets):
-        rng = subset_rng(seed, subset, RNG_PURPOSE)
+        rng = subset_rng(seed, subset, purpose)
         for start in range(0, n_boot, chunk):
             stop = min(start + chunk, n_boot)
-            weights = scene_weights(len(first.scene_ids[i]), stop - start, rng)
+            weights = draw(len(first.scene_ids[i]), stop - start, rng)
             for table, totals in zip(tables, out, strict=True):
                 totals[start:stop, i, :] = weights @ table.features[i]
     return out

@@ -5,7 +5,8 @@ cover the same items. Every model is resampled with the SAME scene draws (within
 subset, seeded), so differences are paired: the leaderboard gives each model's
 Avg. PASS (Table 1) with its 95% interval, its difference to the best model
 (best minus model, with interval and the share of resamples where the best is ahead),
-and ranking stability: the share of resamples in which the model keeps its rank.
+and ranking stability: the share of scene subsamples (half of each subset's scenes,
+drawn without replacement, by default) in which the model keeps its rank.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from rose_eval.analyses.bootstrap import (
     interval,
     paired_resampled_totals,
     point_totals,
+    subsample_weights,
 )
 
 PER_ITEM_FILE = "per_item_eval.jsonl"
 RANK_METRIC = "table1/Avg. PASS"
+SUBSAMPLE_FRACTION = 0.5
 REPORTED_METRICS: tuple[str, ...] = ("table1/Avg. PASS", "table2/Avg. PASS", "table1/VALID",
                                      "gap/Delta")
 REQUIRED_FIELDS: tuple[str, ...] = ("item_id", "scene_id", "rose_subset", "task_template",
@@ -126,8 +129,13 @@ def check_same_items(runs: Sequence[EvaluatedRun]) -> None:
                 f"missing, e.g. {example}); compare runs evaluated on the same items")
 
 
-def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0,
-                 n_boot: int = 10_000) -> dict[str, Any]:
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks along the model axis (highest value first; ties by input order)."""
+    return np.argsort(np.argsort(-values, axis=1, kind="stable"), axis=1) + 1
+
+
+def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0, n_boot: int = 10_000,
+                 subsample_fraction: float = SUBSAMPLE_FRACTION) -> dict[str, Any]:
     """Leaderboard with paired scene-bootstrap differences and ranking stability."""
     tables = [build_scene_table(run.items) for run in runs]
     if any(t.scene_ids != tables[0].scene_ids for t in tables[1:]):
@@ -143,8 +151,11 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0,
     score = np.array([p[RANK_METRIC][0] for p in points])
     order = sorted(range(len(runs)), key=lambda i: (-score[i], i))
     rank_of = {model: rank for rank, model in enumerate(order, start=1)}
-    sample = np.stack([d[RANK_METRIC] for d in draws], axis=1)  # (n_boot, models)
-    sample_rank = np.argsort(np.argsort(-sample, axis=1, kind="stable"), axis=1) + 1
+    subsampled = paired_resampled_totals(
+        tables, n_boot, seed, purpose="rank-subsample",
+        draw=lambda n, k, rng: subsample_weights(n, k, rng, fraction=subsample_fraction))
+    sub_rank = _ranks(np.stack([headline_statistics(t, subsets)[RANK_METRIC] for t in subsampled],
+                               axis=1))
     best = order[0]
     board = []
     for model in order:
@@ -157,7 +168,7 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0,
                for name in REPORTED_METRICS},
             "diff_vs_best": interval(float(score[best] - score[model]), diff),
             "share_best_ahead": float(np.mean(diff > 0)) if model != best else None,
-            "rank_stability": float(np.mean(sample_rank[:, model] == rank_of[model])),
+            "rank_stability": float(np.mean(sub_rank[:, model] == rank_of[model])),
         })
     return {
         "metric": "Avg. PASS (Table 1)",
@@ -168,6 +179,8 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0,
         "seed": seed,
         "n_items": len(runs[0].items),
         "n_scenes": tables[0].n_scenes,
+        "rank_stability": f"share of {n_boot} subsamples (a {subsample_fraction:g} share of each "
+        "subset's scenes, drawn without replacement) in which the model keeps its rank",
         "best": runs[best].name,
         "leaderboard": board,
     }
@@ -219,7 +232,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"evaluation output folder holding {PER_ITEM_FILE}")
     parser.add_argument("--out", type=Path, default=None, help="write the result as JSON here")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n_boot", type=int, default=10_000)
+    parser.add_argument("--n_boot", type=int, default=10_000,
+                        help="paired scene resamples (and scene subsamples for rank stability)")
+    parser.add_argument("--subsample_fraction", type=float, default=SUBSAMPLE_FRACTION,
+                        help="share of each subset's scenes kept per rank-stability subsample")
     return parser
 
 
@@ -229,11 +245,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if len(args.eval_dirs) < 2:
             raise CompareError("need at least two EVAL_DIRs to compare")
-        if args.n_boot < 1 or args.seed < 0:
-            raise CompareError("--n_boot must be >= 1 and --seed >= 0")
+        if args.n_boot < 1 or args.seed < 0 or not 0 < args.subsample_fraction <= 1:
+            raise CompareError("--n_boot must be >= 1, --seed >= 0 and --subsample_fraction "
+                               "in (0, 1]")
         runs = load_runs(args.eval_dirs)
         check_same_items(runs)
-        result = compare_runs(runs, seed=args.seed, n_boot=args.n_boot)
+        result = compare_runs(runs, seed=args.seed, n_boot=args.n_boot,
+                              subsample_fraction=args.subsample_fraction)
         if args.out is not None:
             try:
                 _write_atomic(args.out, json.dumps(result, ensure_ascii=False, indent=2) + "\n")

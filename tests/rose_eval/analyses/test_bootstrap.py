@@ -14,6 +14,7 @@ from rose_eval.analyses.bootstrap import (
     resampled_totals,
     scene_bootstrap,
     scene_weights,
+    subsample_weights,
 )
 from rose_eval.analyses.gap import perception_action_gap
 from rose_gen.vocab import SUBSET_ORDER, TEMPLATE_ORDER
@@ -78,6 +79,14 @@ def test_chunked_draws_equal_one_block_and_match_the_weights_path() -> None:
     chunked = paired_resampled_totals([table], 60, seed=5, chunk=7)[0]
     np.testing.assert_array_equal(whole, chunked)
     np.testing.assert_allclose(whole, resampled_totals(table, draw_weights(table.n_scenes, 60, 5)))
+
+
+def test_subsample_weights_keep_a_fixed_share_without_repeats() -> None:
+    weights = subsample_weights(11, 300, np.random.default_rng(1), fraction=0.5)
+    assert weights.shape == (300, 11)
+    assert set(np.unique(weights)) == {0.0, 1.0}
+    assert np.all(weights.sum(axis=1) == 6)
+    assert abs(weights.mean(axis=0) - 6 / 11).max() < 0.1  # every scene equally likely
 
 
 def test_weights_are_scene_multiplicities() -> None:

@@ -75,6 +75,8 @@ def test_paired_difference_is_tighter_than_unpaired_intervals(tmp_path):
     diff = board["weak"]["diff_vs_best"]
     single = board["weak"]["table1 Avg. PASS"]
     assert diff["hi"] - diff["lo"] < 0.5 * (single["hi"] - single["lo"])
+    # Better on every scene means better on every subsample: both ranks always kept.
+    assert board["strong"]["rank_stability"] == board["weak"]["rank_stability"] == 1.0
 
 
 def _expect_error(capsys, argv: list[str], *fragments: str) -> None:
@@ -91,6 +93,7 @@ def test_bad_inputs_give_one_clear_line(tmp_path, capsys):
     runs = _models(n_scenes=3)
     good = _run(tmp_path, "strong", runs["strong"])
     _expect_error(capsys, [str(good)], "at least two")
+    _expect_error(capsys, [str(good), str(good), "--subsample_fraction", "0"], "subsample_fraction")
     _expect_error(capsys, [str(good), str(tmp_path / "nope")], "nope", "not a directory")
     empty = tmp_path / "empty"
     empty.mkdir()
