@@ -191,8 +191,8 @@ def task_row(scene: Scene, *, item_id: str, template: str, mode: str, kind: str,
     return row
 
 
-def scene_rows(scene: Scene) -> Iterator[dict[str, Any]]:
-    """The five main task rows of a scene, then its two bridge rows."""
+def scene_rows(scene: Scene, *, bridges: bool = True) -> Iterator[dict[str, Any]]:
+    """The five main task rows of a scene, then (optionally) its two bridge rows."""
     prefix, _ = PREFIX[scene.subset]
     rng = scene_rng(SEED, scene.subset, scene.index, purpose=f"tiny-tasks-{scene.split}")
     base_img, cue_img = 2 * scene.index - 1, 2 * scene.index
@@ -227,17 +227,23 @@ def scene_rows(scene: Scene) -> Iterator[dict[str, Any]]:
              extra={"bridge_task": True, "difficulty": "bridge", "source_item_id": ids[0],
                     "source_task_template": TEMPLATE_ORDER[0]}),
     ]
-    for spec in specs:
+    for spec in specs if bridges else specs[:5]:
         yield task_row(**common, **spec)
 
 
-def metadata_rows(split: str) -> list[dict[str, Any]]:
-    """All rows of one split, subsets in order, scenes in order."""
-    first = {"test": 1, "dev": 1 + SCENES_PER_SPLIT["test"]}[split]
+def metadata_rows(split: str, scenes_per_subset: dict[str, int] | None = None, *,
+                  bridges: bool = True) -> list[dict[str, Any]]:
+    """All rows of one split, subsets in order, scenes in order.
+
+    By default the tiny example's sizes; pass ``scenes_per_subset`` for larger synthetic
+    splits (bench/bench_eval.py builds a full-size 5,560-item test split this way).
+    """
     rows: list[dict[str, Any]] = []
     for subset in SUBSET_ORDER:
-        for index in range(first, first + SCENES_PER_SPLIT[split]):
-            rows.extend(scene_rows(draw_scene(subset, split, index)))
+        count = (scenes_per_subset or {}).get(subset, SCENES_PER_SPLIT[split])
+        first = 1 if split == "test" else 1 + SCENES_PER_SPLIT["test"]
+        for index in range(first, first + count):
+            rows.extend(scene_rows(draw_scene(subset, split, index), bridges=bridges))
     return rows
 
 
