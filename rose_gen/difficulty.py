@@ -8,8 +8,13 @@ A task is scored by adding points for four inputs, all recorded on the row as
   is easy to miss; many exceptions are hard to enumerate completely.
 - ``region_case`` (the case the region really has; T1 is ``all``): ``case_points``.
   A region with no target ("click nothing") is the classic trap.
-- ``similarity_tier`` of the pair (``high`` / ``low`` / ``unknown``): ``tier_points``;
-  the tier is ``high`` when the pair's similarity is at least ``high_similarity``.
+- ``similarity_tier`` of the pair (``high`` / ``low`` / ``unknown``): ``tier_points``.
+  Sources measure similarity on their own scales (glyph ink overlap, emoji thumbnail
+  cosine, sprite difference), so the tier is relative to the source's pool: ``high``
+  when the pair is among the ``high_similarity_share`` most similar pairs of its pool
+  (its similarity reaches :func:`similarity_cut`), ``low`` otherwise, ``unknown`` when
+  the source gives no similarity. ``high_similarity`` (a number) replaces the relative
+  cut by an absolute one.
 - ``grid_size_profile`` (small / medium / large): ``grid_points``.
 
 The task is ``hard`` when the score reaches ``hard_from``, else ``medium``. Only
@@ -19,9 +24,12 @@ share of hard T3 rows is near v0.1's (bench/rose_gen figures in the report).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -34,12 +42,13 @@ class DifficultyParams:
         default_factory=lambda: {"zero": 2, "partial": 0, "all": 0}
     )
     tier_points: Mapping[str, int] = field(
-        default_factory=lambda: {"unknown": 0, "low": 0, "high": 2}
+        default_factory=lambda: {"unknown": 0, "low": 0, "high": 1}
     )
     grid_points: Mapping[str, int] = field(
         default_factory=lambda: {"small": 0, "medium": 2, "large": 5}
     )
-    high_similarity: float = 0.97
+    high_similarity: float | None = None
+    high_similarity_share: float = 0.2
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +58,7 @@ class DifficultyParams:
             "tier_points": dict(self.tier_points),
             "grid_points": dict(self.grid_points),
             "high_similarity": self.high_similarity,
+            "high_similarity_share": self.high_similarity_share,
         }
 
     @classmethod
@@ -59,15 +69,31 @@ class DifficultyParams:
             case_points={str(k): int(v) for k, v in data["case_points"].items()},
             tier_points={str(k): int(v) for k, v in data["tier_points"].items()},
             grid_points={str(k): int(v) for k, v in data["grid_points"].items()},
-            high_similarity=float(data["high_similarity"]),
+            high_similarity=None if data["high_similarity"] is None else float(data["high_similarity"]),
+            high_similarity_share=float(data["high_similarity_share"]),
         )
 
 
-def similarity_tier(similarity: float | None, params: DifficultyParams) -> str:
-    """``high`` / ``low`` from a pair's similarity, ``unknown`` when the source gives none."""
-    if similarity is None:
+def similarity_cut(similarities: Sequence[float | None], params: DifficultyParams) -> float | None:
+    """The similarity at which a pair of this pool is tier ``high`` (None: no similarities).
+
+    The ``ceil(share * m)`` most similar of the pool's ``m`` scored pairs reach the cut
+    (ties included), unless ``params.high_similarity`` fixes an absolute cut.
+    """
+    if params.high_similarity is not None:
+        return float(params.high_similarity)
+    values = np.sort(np.array([s for s in similarities if s is not None], dtype=float))
+    if values.size == 0:
+        return None
+    n_high = max(1, math.ceil(params.high_similarity_share * values.size))
+    return float(values[values.size - min(n_high, values.size)])
+
+
+def similarity_tier(similarity: float | None, cut: float | None) -> str:
+    """``high`` / ``low`` against the pool's cut, ``unknown`` without a similarity."""
+    if similarity is None or cut is None:
         return "unknown"
-    return "high" if similarity >= params.high_similarity else "low"
+    return "high" if similarity >= cut else "low"
 
 
 def difficulty_score(inputs: Mapping[str, Any], params: DifficultyParams) -> int:
@@ -86,7 +112,7 @@ def difficulty_score(inputs: Mapping[str, Any], params: DifficultyParams) -> int
 def rate(
     exception_count: int,
     region_case: str,
-    similarity: float | None,
+    tier: str,
     grid_size_profile: str,
     params: DifficultyParams,
 ) -> tuple[str, dict[str, Any]]:
@@ -94,7 +120,7 @@ def rate(
     inputs: dict[str, Any] = {
         "exception_count": int(exception_count),
         "region_case": region_case,
-        "similarity_tier": similarity_tier(similarity, params),
+        "similarity_tier": tier,
         "grid_size_profile": grid_size_profile,
     }
     score = difficulty_score(inputs, params)

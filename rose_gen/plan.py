@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from rose_gen import vocab
-from rose_gen.difficulty import DifficultyParams, rate
+from rose_gen.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
 from rose_gen.layout import V0_1_EXCEPTION_COUNTS, V0_1_PROFILE_MIX, LayoutParams, sample_layout
 from rose_gen.regions import CASES, RegionError, RegionSizes, sample_region
 from rose_gen.rng import scene_rng, subset_rng
@@ -186,11 +186,13 @@ def plan_scene(
     pool: Sequence[AssetPair],
     source: VisualSource,
     split: str | None = None,
+    similarity_cut_value: float | None | str = "derive",
 ) -> SceneSpec:
     """Plan scene ``k`` (1-based) of a subset alone.
 
-    ``pool`` is ``source.pool(plan.source_options)``; ``split`` may be passed when the
-    caller already holds the subset's split (else it is derived from the seed).
+    ``pool`` is ``source.pool(plan.source_options)``. ``split`` and
+    ``similarity_cut_value`` may be passed when the caller already holds the subset's
+    split and the pool's similarity cut (else both are derived here).
     """
     validate_plan(plan)
     info = source.info
@@ -233,9 +235,15 @@ def plan_scene(
     difficulty: dict[str, str] = {}
     inputs: dict[str, dict[str, Any]] = {}
     n = len(layout.target_cells)
+    cut = (
+        similarity_cut([p.similarity for p in pool], plan.difficulty)
+        if similarity_cut_value == "derive"
+        else similarity_cut_value
+    )
+    tier = similarity_tier(pair.similarity, cut)
     for template in vocab.TEMPLATE_ORDER:
         got = regions[template].got_case if template in regions else "all"
-        label, recorded = rate(n, got, pair.similarity, layout.grid_size_profile, plan.difficulty)
+        label, recorded = rate(n, got, tier, layout.grid_size_profile, plan.difficulty)
         difficulty[template], inputs[template] = label, recorded
 
     font_size = int(layout.cell_size * plan.font_scale) if plan.font_scale is not None else None
@@ -277,8 +285,9 @@ def plan_subset(
     if pool is None:
         pool = source.pool(plan.source_options)
     splits = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)
+    cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
     return [
-        plan_scene(plan, seed, k, pool, source, split=splits[k - 1])
+        plan_scene(plan, seed, k, pool, source, split=splits[k - 1], similarity_cut_value=cut)
         for k in range(1, plan.n_scenes + 1)
     ]
 

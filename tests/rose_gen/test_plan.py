@@ -142,3 +142,12 @@ def test_plan_json_round_trip():
     for plan in list(V0_1_PLANS.values()) + list(MINI_PLANS.values()):
         data = json.loads(json.dumps(plan.to_json()))
         assert SubsetPlan.from_json(data) == plan
+
+
+def test_similarity_tier_recorded_from_the_pool():
+    source = FakeSource("ROSE-EmojiContent", n_pairs=40, similarity=0.95)
+    scenes = plan_subset(small_plan("ROSE-EmojiContent", n_scenes=6, n_dev=1), 2, source)
+    # every pair has the same similarity: all reach the top-share cut
+    assert {s.difficulty_inputs["T3_CLICK_LOCAL_NUMERIC"]["similarity_tier"] for s in scenes} == {"high"}
+    scenes = plan_subset(small_plan("ROSE-EmojiContent", n_scenes=6, n_dev=1), 2, FakeSource("ROSE-EmojiContent"))
+    assert {s.difficulty_inputs["T1_COUNT_GLOBAL"]["similarity_tier"] for s in scenes} == {"unknown"}
