@@ -91,8 +91,9 @@ class DifficultyConf:
 @dataclass
 class CueConf:
     color: list[int] = field(default_factory=lambda: [230, 0, 0])
-    outline_fraction: float = 0.06
+    outline_fraction: float = 0.05
     min_outline_px: int = 2
+    max_outline_px: int = 5
     mask_alpha: float = 0.35
 
 
@@ -277,7 +278,9 @@ def build_config(cfg: DictConfig) -> GenConfig:
              f"render.cue.color must be three integers 0..255 (got {list(r.cue.color)})")
     _require(0 < r.cue.outline_fraction < 0.5,
              f"render.cue.outline_fraction must be in (0, 0.5) (got {r.cue.outline_fraction})")
-    _require(r.cue.min_outline_px >= 1, f"render.cue.min_outline_px must be at least 1 (got {r.cue.min_outline_px})")
+    _require(1 <= r.cue.min_outline_px <= r.cue.max_outline_px,
+             f"render.cue: need 1 <= min_outline_px <= max_outline_px (got {r.cue.min_outline_px}, "
+             f"{r.cue.max_outline_px})")
     _require(0 < r.cue.mask_alpha <= 1, f"render.cue.mask_alpha must be in (0, 1] (got {r.cue.mask_alpha})")
     e = cfg.export
     _require(e.parquet_rows_per_group >= 1, "export.parquet_rows_per_group must be at least 1")
@@ -300,6 +303,7 @@ def build_config(cfg: DictConfig) -> GenConfig:
                             cue=CueSettings(color=tuple(int(c) for c in r.cue.color),
                                             outline_fraction=float(r.cue.outline_fraction),
                                             min_outline_px=int(r.cue.min_outline_px),
+                                            max_outline_px=int(r.cue.max_outline_px),
                                             mask_alpha=float(r.cue.mask_alpha)))
     export = ExportSettings(parquet=bool(e.parquet), parquet_rows_per_group=int(e.parquet_rows_per_group),
                             parquet_compression=str(e.parquet_compression), bridges=bool(e.bridges))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -145,17 +145,34 @@ def source_assets(names: Iterable[str]) -> dict[str, dict[str, str]]:
     return out
 
 
+def normalise_attribution(entry: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """One licence record in the release's shape: family, license, url, notes.
+
+    Sources describe licences in their own words (``family`` or ``package``, ``license``
+    or ``licence``, ``url`` or ``upstream``, ``notes``/``note``/``copyright``).
+    """
+    family = entry.get("family") or entry.get("package") or entry.get("id") or f"assets of source {source}"
+    if entry.get("package_version") and not entry.get("family"):
+        family = f"{family} {entry['package_version']}"
+    notes = [str(entry[k]) for k in ("notes", "note", "copyright") if entry.get(k)]
+    if entry.get("faces"):
+        notes.append("faces: " + ", ".join(map(str, entry["faces"])))
+    return {"family": str(family),
+            "license": str(entry.get("license") or entry.get("licence") or "licence not declared by the source"),
+            "url": str(entry.get("url") or entry.get("upstream") or ""),
+            "notes": " ".join(notes)}
+
+
 def source_attributions(names: Iterable[str]) -> list[dict[str, Any]]:
-    """Asset families with licences, merged over sources (``attribution()``, optional)."""
+    """Asset families with licences, merged over sources (``attribution()`` or ``licences()``)."""
     merged: dict[str, dict[str, Any]] = {}
     for name in names:
         source = SOURCES.get(name)
-        hook: Callable[[], Any] | None = getattr(source, "attribution", None)
-        entries = hook() if hook else [{"family": f"assets of source {name}",
-                                        "license": "licence not declared by the source"}]
+        hook: Callable[[], Any] | None = getattr(source, "attribution", None) or getattr(source, "licences", None)
+        entries = hook() if hook else [{"family": f"assets of source {name}"}]
         for entry in entries:
-            key = entry.get("family", name)
-            slot = merged.setdefault(key, {**entry, "sources": []})
+            record = normalise_attribution(entry, name)
+            slot = merged.setdefault(record["family"], {**record, "sources": []})
             slot["sources"].append(name)
     return [merged[k] for k in sorted(merged)]
 

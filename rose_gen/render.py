@@ -9,8 +9,9 @@ spec's ``cue_type`` picks the style from :data:`CUE_OVERLAYS`:
 
 - ``OUTLINE_BOX`` (default): a solid frame whose *outer* edge is exactly the pixel
   boundary of the rectangle and whose thickness is a small fraction of the cell
-  (``outline_fraction``, at least ``min_outline_px``). It lies in the outer margin of
-  the rectangle's border cells, so pixels outside the rectangle and the middle of every
+  (``outline_fraction``, clamped to ``min_outline_px``..``max_outline_px``: 2-3 px on
+  glyph and emoji cells, 5 px on pixel-art cells). It lies in the outer margin of the
+  rectangle's border cells, so pixels outside the rectangle and the middle of every
   cell are untouched.
 - ``MASK``: the rectangle's pixels are blended toward the cue colour with
   ``mask_alpha``; the content stays visible through the tint.
@@ -44,8 +45,9 @@ class CueSettings:
     """How the cue image highlights the T4 rectangle (see the module docstring)."""
 
     color: tuple[int, int, int] = (230, 0, 0)
-    outline_fraction: float = 0.06
+    outline_fraction: float = 0.05
     min_outline_px: int = 2
+    max_outline_px: int = 5
     mask_alpha: float = 0.35
 
 
@@ -90,7 +92,7 @@ def cell_box(r1: int, r2: int, c1: int, c2: int, cell_size: int) -> PixelBox:
 
 def outline_width(cell_size: int, cue: CueSettings) -> int:
     """Thickness in pixels of the outline cue for this cell size."""
-    return max(int(cue.min_outline_px), int(round(cell_size * cue.outline_fraction)))
+    return max(int(cue.min_outline_px), min(int(cue.max_outline_px), int(round(cell_size * cue.outline_fraction))))
 
 
 @CUE_OVERLAYS.register("OUTLINE_BOX")

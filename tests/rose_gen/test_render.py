@@ -135,3 +135,19 @@ def test_render_scene_sizes_and_cue_on_t4(cue_type: str) -> None:
     box = cell_box(2, 3, 1, 2, 24)
     assert (ys.min(), ys.max() + 1, xs.min(), xs.max() + 1) == (box.top, box.bottom, box.left, box.right)
     assert render_scene(scene, source, RenderSettings()) == rendered
+
+
+@pytest.mark.parametrize("cell", [42, 53, 64, 120, 156])
+def test_outline_stays_in_the_blank_margin_of_a_centred_glyph(cell: int) -> None:
+    source = SOURCES.get(LATIN_SOURCES["ROSE-ChineseGlyph"])
+    pair = next(p for p in source.pool({}) if {p.majority, p.target} == {"O", "0"})
+    maj = np.asarray(source.render_tile(pair, "majority", cell))
+    tgt = np.asarray(source.render_tile(pair, "target", cell))
+    base = compose_grid(maj, tgt, 4, 4, [(2, 2)])
+    cue = CueSettings()
+    out = apply_cue(base, (1, 3, 1, 3), cell, "OUTLINE_BOX", cue)
+    changed = np.any(out != base, axis=2)
+    assert changed.any()
+    # Only white background was painted over: no ink of any cell is hidden.
+    assert np.all(base[changed] == 255)
+    assert 2 <= outline_width(cell, cue) <= 5
