@@ -18,7 +18,7 @@ RegionBuilder = Callable[[int, int, Mapping[str, Any]], frozenset[Cell]]
 REGION_KINDS: Registry[RegionBuilder] = Registry("region kind")
 
 
-MAX_REGION_CELLS = 4_000_000  # far above any real grid; guards memory on absurd bounds
+MAX_REGION_CELLS = 1_000_000  # far above any real grid (<= 18 x 18); guards memory
 
 
 def _block(r1: int, r2: int, c1: int, c2: int) -> frozenset[Cell]:

@@ -201,3 +201,25 @@ def test_console_script_subprocess(tmp_path, case):
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("rose-eval: error: ")
     assert not out.exists()
+
+
+def test_lone_surrogate_answer_is_written_as_a_json_escape(tmp_path, capsys):
+    preds = [json.loads(line) for line in lines(TINY_PRED)]
+    preds[0]["raw_text"] = "COUNT(1)\ud800"
+    pred = predictions(tmp_path, [json.dumps(p) for p in preds])  # ASCII JSON keeps \\ud800
+    out = tmp_path / "out"
+    assert main(["--dataset_root", str(TINY), "--predictions", str(pred), "--out_dir", str(out),
+                 "--no_analyses"]) == 0
+    first = (out / "per_item_eval.jsonl").read_bytes().splitlines()[0]
+    assert b"\\ud800" in first
+    assert json.loads(first)["raw_text"] == "COUNT(1)\ud800"
+
+
+def test_out_dir_that_is_a_file(tmp_path, capsys):
+    (tmp_path / "out").write_text("not a directory")
+    assert main(["--dataset_root", str(TINY), "--predictions", str(TINY_PRED), "--out_dir",
+                 str(tmp_path / "out"), "--no_analyses"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write the outputs" in err
+    assert (tmp_path / "out").read_text() == "not a directory"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]

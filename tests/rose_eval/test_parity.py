@@ -78,3 +78,31 @@ def test_parquet_export_scores_like_jsonl(tmp_path, capsys):
             assert (out / file_name).read_bytes() == (expected_dir / file_name).read_bytes()
     summary = json.loads((out / SUMMARY).read_text())
     assert summary["metadata_jsonl"].endswith("test.parquet")
+
+
+def test_real_rows_score_identically_from_parquet(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    real = TINY.parents[2] / ".." / "shared" / "reference" / "rose-v0.1" / "matched_local_count_test.jsonl"
+    if not real.exists():
+        pytest.skip(f"real v0.1 rows not present at {real}")
+    rows = [json.loads(line) for line in real.read_text(encoding="utf-8").splitlines()]
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(
+        json.dumps({"item_id": r["item_id"], "model": "m",
+                    "raw_text": r["answer"] if i % 3 else f"COUNT({i % 5})"}) + "\n"
+        for i, r in enumerate(rows)))
+    for row in rows:  # Parquet cannot hold an empty struct; an export writes null instead
+        row["image_region_params"] = row["image_region_params"] or None
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "real.parquet")
+    outs = {}
+    for name, meta in (("jsonl", real), ("parquet", tmp_path / "real.parquet")):
+        outs[name] = tmp_path / name
+        assert main(["--metadata", str(meta), "--predictions", str(preds), "--out_dir",
+                     str(outs[name]), "--no_analyses"]) == 0
+    for file_name in PARITY_FILES:
+        if file_name != SUMMARY:
+            assert (outs["jsonl"] / file_name).read_bytes() == (outs["parquet"] / file_name).read_bytes()
+    a, b = (json.loads((outs[k] / SUMMARY).read_text()) for k in ("jsonl", "parquet"))
+    a.pop("metadata_jsonl"), b.pop("metadata_jsonl")
+    assert a == b and a["overall"]["n"] == 1112

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rose_eval.regions import region_cells
 from rose_eval.score import count_soft, item_truth, score_item
@@ -258,3 +260,48 @@ def test_real_rows_perturbed_answers(real_rows):
         assert (prose["pass"], prose["format_valid"], prose["unified_soft"]) == (0, 0, 0.0)
         whole = score_item(r, {"raw_text": f"COUNT({r['global_target_count']})"})
         assert whole["pass"] == int(r["global_target_count"] == n)
+
+
+# ---- property: the canonical gold answer always passes --------------------------------
+
+@st.composite
+def scored_rows(draw):
+    rows, cols = draw(st.integers(1, 18)), draw(st.integers(1, 18))
+    grid = [(r, c) for r in range(1, rows + 1) for c in range(1, cols + 1)]
+    targets = draw(st.lists(st.sampled_from(grid), unique=True, max_size=8))
+    r1 = draw(st.integers(1, rows))
+    r2 = draw(st.integers(r1, rows))
+    c1 = draw(st.integers(1, cols))
+    c2 = draw(st.integers(c1, cols))
+    kind = draw(st.sampled_from(["GLOBAL", "ROW_RANGE", "COL_RANGE", "RECTANGLE",
+                                 "VISUAL_REGION", "EXCLUSION"]))
+    rect = {"r1": r1, "r2": r2, "c1": c1, "c2": c2}
+    params = {"GLOBAL": {}, "ROW_RANGE": {"r1": r1, "r2": r2}, "COL_RANGE": {"c1": c1, "c2": c2},
+              "RECTANGLE": rect, "VISUAL_REGION": rect,
+              "EXCLUSION": {"exclude_type": "RECTANGLE", "exclude_params": rect}}[kind]
+    mode = draw(st.sampled_from(["COUNT", "CLICK", "CLICK_COUNT"]))
+    region = region_cells({"rows": rows, "cols": cols, "region_type": kind,
+                           "region_params": params})
+    gold = sorted(set(targets) & region)
+    labels = [f"R{r},C{c}" for r, c in gold]
+    if mode == "COUNT":
+        answer = f"COUNT({len(gold)})"
+    else:
+        end = "DONE" if mode == "CLICK" else f"SUBMIT({len(gold)})"
+        answer = "; ".join([*(f"CLICK({label})" for label in labels), end])
+    row = {"item_id": "P", "task_template": "T3_CLICK_LOCAL_NUMERIC", "task_mode": mode,
+           "region_type": kind, "region_params": params, "rows": rows, "cols": cols,
+           "ground_truth_count": len(gold), "ground_truth_clicks": labels,
+           "all_target_cells": [f"R{r},C{c}" for r, c in sorted(targets)],
+           "region_target_cells": labels, "answer": answer}
+    return row
+
+
+@settings(max_examples=200, deadline=None)
+@given(scored_rows())
+def test_canonical_gold_answer_always_passes(row):
+    rec = score_item(row, {"raw_text": row["answer"]})
+    assert rec["pass"] == 1 and rec["format_valid"] == 1 and rec["unified_soft"] == 1.0
+    assert rec["global_default_error"] == 0 and rec["exclusion_failure"] == 0
+    if rec["click_applicable"]:
+        assert rec["region_ok"] == 1 and rec["click_f1_strict"] == 1.0
