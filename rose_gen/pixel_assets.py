@@ -22,8 +22,10 @@ perceptual visibility threshold (:mod:`rose_gen.visibility`) at the smallest cel
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import heapq
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -161,29 +163,20 @@ def slice_grid(rgba: np.ndarray, tile: int = TILE) -> list[Piece]:
 def _best_cut(mask: np.ndarray, axis: int, limit: int) -> int | None:
     """Position of the cheapest guillotine cut across ``axis`` (None if no cut is possible).
 
-    The cost of a cut between index i-1 and i is the number of opaque pixel pairs that
-    touch across it; cuts leave at least one line on each side. Ties go to the cut
-    nearest a multiple of ``limit`` from the start (the packer's usual tile width).
+    The cost of a cut before index i is the number of opaque pixel pairs (side by side or
+    diagonal) that touch across it. Cuts leave a first piece of at most ``limit`` lines
+    (the packer's tiles are at most one tile wide); ties go to the widest first piece.
     """
     m = mask if axis == 1 else mask.T
     n = m.shape[1]
     if n < 2:
         return None
-    touching = (m[:, :-1] & m[:, 1:]).sum(axis=0)  # contacts across cut at i=1..n-1
+    touching = (m[:, :-1] & m[:, 1:]).sum(axis=0)  # contacts across the cut before i = 1..n-1
     diag = (m[:-1, :-1] & m[1:, 1:]).sum(axis=0) + (m[1:, :-1] & m[:-1, 1:]).sum(axis=0)
     cost = touching + diag
-    positions = np.arange(1, n)
-    lo, hi = max(1, n - (n // limit) * limit - 0), n - 1
-    # Prefer cuts that leave a first piece no wider than one tile.
-    allowed = positions <= limit
-    if not allowed.any():
-        allowed = positions >= lo
-    cand = positions[allowed & (positions <= hi)]
-    if cand.size == 0:
-        return None
+    cand = np.arange(1, min(n - 1, limit) + 1)
     c = cost[cand - 1]
-    best = cand[c == c.min()]
-    return int(best[np.argmax(best)])  # the widest first piece among the cheapest cuts
+    return int(cand[c == c.min()].max())
 
 
 def _split(mask: np.ndarray, x: int, y: int, limit: int, out: list[tuple[int, int, np.ndarray]],
@@ -684,15 +677,11 @@ def load_user_sprite(folder: Path, name: str, sums: Mapping[str, str] | None = N
 
 def encode_mask(mask: np.ndarray) -> str:
     """Compact text form of a boolean mask (row-major bits, base64)."""
-    import base64
-
     return base64.b64encode(np.packbits(mask.astype(bool), axis=None).tobytes()).decode("ascii")
 
 
 def decode_mask(text: str, h: int, w: int) -> np.ndarray:
     """Inverse of :func:`encode_mask` for an ``h`` x ``w`` mask."""
-    import base64
-
     bits = np.unpackbits(np.frombuffer(base64.b64decode(text), dtype=np.uint8))[: h * w]
     return bits.reshape(h, w).astype(bool)
 
@@ -1005,14 +994,18 @@ def render_pixels(render: Mapping[str, Any]) -> np.ndarray:
     return default_library().pixels(str(render["sprite"]))
 
 
-_EDITED: dict[tuple[str, str], np.ndarray] = {}
-
-
 def edited_pixels(render: Mapping[str, Any], edit: EditSpec) -> np.ndarray:
-    """The edited copy of a render entry's sprite (cached per sprite and edit)."""
-    key = (repr(sorted((k, str(v)) for k, v in render.items() if k != "edit")), repr(edit))
-    if key not in _EDITED:
-        arr = apply_edit(render_pixels(render), edit)
-        arr.setflags(write=False)
-        _EDITED[key] = arr
-    return _EDITED[key]
+    """The edited copy of a render entry's sprite (cached), checked against ``edited_sha256`` if given."""
+    return _edited_pixels(json.dumps(dict(render), sort_keys=True), edit)
+
+
+@lru_cache(maxsize=4096)
+def _edited_pixels(render_json: str, edit: EditSpec) -> np.ndarray:
+    render = json.loads(render_json)
+    arr = apply_edit(render_pixels(render), edit)
+    expected = render.get("edited_sha256")
+    if expected and pixel_sha256(arr) != expected:
+        raise PixelAssetError(f"sprite {render.get('sprite')}: edited pixels do not match the manifest's "
+                              "edited_sha256; regenerate with assets_manifest/build/build_pixel.py")
+    arr.setflags(write=False)
+    return arr

@@ -5,7 +5,8 @@ percent of the sprite's pixels recoloured, added or removed, visible at 120 px c
 from ``assets_manifest/pixel_edit_bases.json`` for the Dungeon Crawl and procedural
 sprites, or planned on the fly for a user's folder. Tiles are the sprite stretched to the
 cell with nearest-neighbour sampling on a neutral background (``asset_resize_mode``
-``stretch``, as in v0.1).
+``stretch``, as in v0.1). A pair's ``similarity`` is the SSIM of the two 120 px tiles
+measured when the edit was verified.
 
 Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.PixelPoolOptions`.
 """
@@ -77,7 +78,7 @@ class PixelEditSource:
             if entry is None:
                 raise px.PixelAssetError(f"pixel_edit_bases.json names sprite {base['sprite']} missing from "
                                          "pixel_sprites.json; regenerate with assets_manifest/build/build_pixel.py")
-            render = {"library": "manifest", "sprite": base["sprite"]}
+            render = {"library": "manifest", "sprite": base["sprite"], "edited_sha256": base["edited_sha256"]}
             out.append(_pair(base["sprite"], kind, entry["family"], render, base, int(entry["solid_pixels"])))
         return out
 

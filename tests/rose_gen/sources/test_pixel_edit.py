@@ -110,3 +110,13 @@ def test_user_folder_pool_is_verified_and_renders(tmp_path):
     (tmp_path / "pairs.txt").write_text("u0.png u1.png\n")
     with pytest.raises(px.PixelAssetError, match="no single-file lines"):
         SOURCE.pool({**opts, "user_list": str(tmp_path / "pairs.txt")})
+
+
+def test_edited_copy_must_match_the_manifest_checksum():
+    from dataclasses import replace
+
+    pair = SOURCE.pool({})[1]
+    tampered = replace(pair, render={**pair.render, "edited_sha256": "0" * 64})
+    SOURCE.render_tile(tampered, "majority", 120)  # the original is still fine
+    with pytest.raises(px.PixelAssetError, match="edited_sha256"):
+        SOURCE.render_tile(tampered, "target", 120)
