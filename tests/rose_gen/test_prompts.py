@@ -141,3 +141,18 @@ def test_matched_count_bridge_rows_rebuilt_exactly():
         assert ours == ref, ref["item_id"]
         matched += 1
     assert matched == 1112
+
+
+def test_reference_case_labels_agree_with_our_case_rule():
+    """v0.1's region_case (the ``got`` part of a fallback label) is our case of targets ∩ region."""
+    from rose_gen.regions import case_of, region_mask, target_mask
+
+    disagree = []
+    for r in _reference_rows():
+        inside = region_mask(r["region_type"], r["region_params"], r["rows"], r["cols"])
+        targets = target_mask(r["rows"], r["cols"], [tuple(t) for t in r["target_cells"]])
+        got = case_of(int((inside & targets).sum()), int(targets.sum()))
+        label = r["region_case"]
+        if (label.split("_")[1] if label.startswith("fallback_") else label) != got:
+            disagree.append(r["item_id"])
+    assert disagree == []
