@@ -13,6 +13,7 @@ from rose_gen.fonts import (
     FontFace,
     check_glyph,
     dedupe_faces,
+    glyph_ink,
     licences,
     manifest_faces,
     render_glyph_tile,
@@ -117,3 +118,46 @@ def test_licences_cover_every_face_package():
     packages = {f.package for f in manifest_faces()}
     assert {r["package"] for r in recs} == packages
     assert all(r["licence"] and r["copyright"] and r["faces"] for r in recs)
+
+
+def _tiny_variable_font(path: Path) -> Path:
+    """A two-glyph variable font: 一 is a bar that thickens with weight; .notdef is a box."""
+    from fontTools.fontBuilder import FontBuilder
+    from fontTools.pens.ttGlyphPen import TTGlyphPen
+    from fontTools.ttLib.tables.TupleVariation import TupleVariation
+
+    def rect(x0, y0, x1, y1):
+        pen = TTGlyphPen(None)
+        pen.moveTo((x0, y0))
+        pen.lineTo((x0, y1))
+        pen.lineTo((x1, y1))
+        pen.lineTo((x1, y0))
+        pen.closePath()
+        return pen.glyph()
+
+    fb = FontBuilder(1000, isTTF=True)
+    fb.setupGlyphOrder([".notdef", "uni4E00"])
+    fb.setupCharacterMap({0x4E00: "uni4E00"})
+    fb.setupGlyf({".notdef": rect(100, 0, 500, 700), "uni4E00": rect(100, 400, 900, 450)})
+    fb.setupHorizontalMetrics({".notdef": (600, 100), "uni4E00": (1000, 100)})
+    fb.setupHorizontalHeader(ascent=880, descent=-120)
+    fb.setupNameTable({"familyName": "TinyVar", "styleName": "Regular"})
+    fb.setupOS2()
+    fb.setupPost()
+    fb.setupFvar(axes=[("wght", 100, 400, 900, "Weight")], instances=[])
+    thicker = [(0, 0), (0, 250), (0, 250), (0, 0), (0, 0), (0, 0), (0, 0), (0, 0)]
+    fb.setupGvar({"uni4E00": [TupleVariation({"wght": (0, 1.0, 1.0)}, thicker)], ".notdef": []})
+    fb.save(str(path))
+    return path
+
+
+def test_variable_weight_is_applied_and_notdef_box_is_recognised(tmp_path):
+    file = _tiny_variable_font(tmp_path / "tiny.ttf")
+    face = FontFace(name="TinyVar", family="TinyVar", style="Regular", weight=400, script_form="mainland",
+                    file=str(file), face_index=0, sha256=sha256_file(file), package="none", licence="none")
+    thin = dataclasses.replace(face, variation_weight=100.0)
+    black = dataclasses.replace(face, name="TinyVar-Black", variation_weight=900.0)
+    assert glyph_ink(black, "一", 100).shape[0] > 3 * glyph_ink(thin, "一", 100).shape[0]
+    assert check_glyph(black, "一", 64).ok
+    missing = check_glyph(black, "丁", 64)  # drawn as the .notdef box: inked, but caught
+    assert missing.has_ink and not missing.in_cmap and not missing.differs_from_notdef
