@@ -17,7 +17,7 @@ from rose_gen.prompts import (
     exclusion_sentence,
     full_prompt,
 )
-from rose_gen.regions import region_phrase
+from rose_gen.regions import case_of, region_mask, region_phrase, target_mask
 from rose_gen.schema import ImageRecord, RegionSpec, SceneSpec
 from rose_gen.sources.base import AssetPair
 from rose_gen.templates import task_row
@@ -145,8 +145,6 @@ def test_matched_count_bridge_rows_rebuilt_exactly():
 
 def test_reference_case_labels_agree_with_our_case_rule():
     """v0.1's region_case (the ``got`` part of a fallback label) is our case of targets ∩ region."""
-    from rose_gen.regions import case_of, region_mask, target_mask
-
     disagree = []
     for r in _reference_rows():
         inside = region_mask(r["region_type"], r["region_params"], r["rows"], r["cols"])
