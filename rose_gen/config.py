@@ -85,7 +85,8 @@ class DifficultyConf:
     case_points: dict[str, int] = field(default_factory=dict)
     tier_points: dict[str, int] = field(default_factory=dict)
     grid_points: dict[str, int] = field(default_factory=dict)
-    high_similarity: float = 0.97
+    high_similarity: float | None = None
+    high_similarity_share: float = 0.2
 
 
 @dataclass
@@ -244,6 +245,7 @@ def _plan(key: str, sc: SubsetConf, cfg: DictConfig) -> SubsetPlan:
                                     f"(difficulty {d.name!r} knows: {', '.join(d.hard_from) or 'none'})")
     cell = sc.layout.cell_size
     _require(cell is None or len(cell) == 2, f"{where}.layout.cell_size must be [min, max] or null")
+    rule = {k: v for k, v in OmegaConf.to_container(d, resolve=True).items() if k not in ("name", "hard_from")}
     cue_type = sc.cue_type if sc.cue_type is not None else cfg.render.cue_type
     _require(cue_type in CUE_OVERLAYS, f"{where}: cue_type {cue_type!r} must be one of "
                                        f"{', '.join(CUE_OVERLAYS.names())}")
@@ -259,9 +261,7 @@ def _plan(key: str, sc: SubsetConf, cfg: DictConfig) -> SubsetPlan:
         case_weights=dict(sc.case_weights),
         region_sizes=RegionSizes(**OmegaConf.to_container(sc.region_sizes)),
         cue_type=cue_type,
-        difficulty=DifficultyParams(hard_from=int(hard_from), count_points=tuple(d.count_points),
-                                    case_points=dict(d.case_points), tier_points=dict(d.tier_points),
-                                    grid_points=dict(d.grid_points), high_similarity=float(d.high_similarity)),
+        difficulty=DifficultyParams.from_json({**rule, "hard_from": int(hard_from)}),
         font_scale=sc.font_scale,
         source_options=OmegaConf.to_container(sc.source_options, resolve=True),
         dataset_version=cfg.dataset_version,
