@@ -185,23 +185,33 @@ def plan_scene(
     k: int,
     pool: Sequence[AssetPair],
     source: VisualSource,
-    split: str | None = None,
-    similarity_cut_value: float | None | str = "derive",
 ) -> SceneSpec:
-    """Plan scene ``k`` (1-based) of a subset alone.
+    """Plan scene ``k`` (1-based) of a subset alone; equal to scene k of :func:`plan_subset`.
 
-    ``pool`` is ``source.pool(plan.source_options)``. ``split`` and
-    ``similarity_cut_value`` may be passed when the caller already holds the subset's
-    split and the pool's similarity cut (else both are derived here).
+    ``pool`` is ``source.pool(plan.source_options)``; ``source`` orients the pair and
+    supplies the subset's ids (its ``info``).
     """
     validate_plan(plan)
+    if not 1 <= k <= plan.n_scenes:
+        raise PlanError(f"{plan.subset}: scene index {k} outside 1..{plan.n_scenes}")
+    split = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)[k - 1]
+    cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
+    return _plan_scene(plan, seed, k, pool, source, split, cut)
+
+
+def _plan_scene(
+    plan: SubsetPlan,
+    seed: int,
+    k: int,
+    pool: Sequence[AssetPair],
+    source: VisualSource,
+    split: str,
+    cut: float | None,
+) -> SceneSpec:
+    """Scene k given the subset-wide split and similarity cut (plan already validated)."""
     info = source.info
     if info.subset != plan.subset:
         raise PlanError(f"{plan.subset}: source {plan.source!r} feeds {info.subset}, not this subset")
-    if not 1 <= k <= plan.n_scenes:
-        raise PlanError(f"{plan.subset}: scene index {k} outside 1..{plan.n_scenes}")
-    if split is None:
-        split = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)[k - 1]
 
     layout = sample_layout(plan.layout, scene_rng(seed, plan.subset, k, "layout"))
     pair, cycle = _pair_for_scene(seed, plan, k, pool)
@@ -235,11 +245,6 @@ def plan_scene(
     difficulty: dict[str, str] = {}
     inputs: dict[str, dict[str, Any]] = {}
     n = len(layout.target_cells)
-    cut = (
-        similarity_cut([p.similarity for p in pool], plan.difficulty)
-        if similarity_cut_value == "derive"
-        else similarity_cut_value
-    )
     tier = similarity_tier(pair.similarity, cut)
     for template in vocab.TEMPLATE_ORDER:
         got = regions[template].got_case if template in regions else "all"
@@ -287,7 +292,7 @@ def plan_subset(
     splits = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)
     cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
     return [
-        plan_scene(plan, seed, k, pool, source, split=splits[k - 1], similarity_cut_value=cut)
+        _plan_scene(plan, seed, k, pool, source, splits[k - 1], cut)
         for k in range(1, plan.n_scenes + 1)
     ]
 

@@ -86,7 +86,7 @@ class RegionKind(Protocol):
         ...
 
 
-REGION_KINDS: Registry[Any] = Registry("region kind")
+REGION_KINDS: Registry[RegionKind] = Registry("region kind")
 
 
 def _span(word: str, plural: str, a: int, b: int) -> str:
