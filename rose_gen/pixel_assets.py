@@ -1009,3 +1009,14 @@ def _edited_pixels(render_json: str, edit: EditSpec) -> np.ndarray:
                               "edited_sha256; regenerate with assets_manifest/build/build_pixel.py")
     arr.setflags(write=False)
     return arr
+
+
+def asset_versions(manifests: Sequence[str]) -> dict[str, str]:
+    """sha256 of the Crawl atlases in the library and of the given pixel manifests."""
+    from assets_manifest import manifest_path, sha256_file
+
+    lib = default_library()
+    out = {f"crawl-tiles-data:{s['file']}": s["sha256"] for s in lib.manifest["sheets"] if s["in_library"]}
+    for name in manifests:
+        out[f"assets_manifest:{name}.json"] = sha256_file(manifest_path(name))
+    return dict(sorted(out.items()))

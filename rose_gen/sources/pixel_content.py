@@ -117,6 +117,10 @@ class PixelContentSource:
         side = "a" if name == pair.render["a"].get("sprite", pair.render["a"].get("file")) else "b"
         return px.render_sprite(px.render_pixels(pair.render[side]), cell_size)
 
+    def asset_versions(self) -> dict[str, str]:
+        """sha256 of the atlases and manifests this source reads (recorded in the release)."""
+        return px.asset_versions(("pixel_sprites", "pixel_content_pairs"))
+
     def licences(self) -> list[dict[str, Any]]:
         """Licence records of the sprite sources this subset can draw from."""
         return px.licence_records(px.default_library().manifest, ("crawl", "procedural"))

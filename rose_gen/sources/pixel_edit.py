@@ -120,6 +120,10 @@ class PixelEditSource:
             pixels = px.render_pixels(pair.render)
         return px.render_sprite(pixels, cell_size)
 
+    def asset_versions(self) -> dict[str, str]:
+        """sha256 of the atlases and manifests this source reads (recorded in the release)."""
+        return px.asset_versions(("pixel_sprites", "pixel_edit_bases"))
+
     def licences(self) -> list[dict[str, Any]]:
         """Licence records of the sprite sources this subset can draw from."""
         return px.licence_records(px.default_library().manifest, ("crawl", "procedural"))

@@ -120,3 +120,9 @@ def test_edited_copy_must_match_the_manifest_checksum():
     SOURCE.render_tile(tampered, "majority", 120)  # the original is still fine
     with pytest.raises(px.PixelAssetError, match="edited_sha256"):
         SOURCE.render_tile(tampered, "target", 120)
+
+
+def test_asset_versions_name_the_atlases_and_manifests():
+    versions = SOURCE.asset_versions()
+    assert {"crawl-tiles-data:main.png", "assets_manifest:pixel_edit_bases.json"} <= set(versions)
+    assert all(len(v) == 64 for v in versions.values())
