@@ -236,3 +236,28 @@ def test_render_is_nearest_neighbour_stretch_on_the_background():
     assert tuple(arr[0, 0]) == px.BACKGROUND
     assert len(np.unique(arr.reshape(-1, 3), axis=0)) == len(
         np.unique(px.canonical(sprite).reshape(-1, 4), axis=0))  # no new colours: no smoothing
+
+
+# ---------------------------------------------------------------------------- manifests
+
+
+def test_committed_manifests_are_sorted_and_consistent():
+    sprites = px.default_library().manifest["sprites"]
+    ids = [e["id"] for e in sprites]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert len({e["sha256"] for e in sprites}) == len(sprites)  # deduplicated
+    pairs = px.load_pixel_manifest("pixel_content_pairs")["pairs"]
+    assert [(p["a"], p["b"]) for p in pairs] == sorted((p["a"], p["b"]) for p in pairs)
+    bases = px.load_pixel_manifest("pixel_edit_bases")["bases"]
+    assert [b["sprite"] for b in bases] == sorted(b["sprite"] for b in bases)
+    assert sum(b["source"] == "crawl" for b in bases) >= 300
+    assert sum(p["source"] == "crawl" for p in pairs) >= 200
+
+
+def test_pair_and_edit_building_is_deterministic():
+    def build():
+        lib = px.procedural_library(5, families=3, members=4)
+        cands = [(i, i + 1, px.sprite_similarity(lib[i].pixels, lib[i + 1].pixels)) for i in range(0, 12, 2)]
+        return px.content_pairs(lib, cands), px.edit_bases(lib, 5)
+
+    assert build() == build()
