@@ -26,6 +26,12 @@ from rose_gen.split import assign_splits
 
 NUMERIC_REGION_TYPES: tuple[str, ...] = ("ROW_RANGE", "COL_RANGE", "RECTANGLE")
 CUE_TYPES: tuple[str, ...] = ("OUTLINE_BOX", "MASK")
+# Templates whose region kind is fixed (T5 excludes a box of the drawn numeric kind);
+# T2 and T3 use the drawn numeric kind itself.
+_FIXED_REGION_KIND: dict[str, str] = {
+    "T4_CLICK_VISUAL_REGION": "VISUAL_REGION",
+    "T5_CLICK_COUNT_EXCLUSION": "EXCLUSION",
+}
 
 
 class PlanError(ValueError):
@@ -224,10 +230,9 @@ def _plan_scene(
     for template in REGION_TEMPLATES:
         box_type = _choice(rng, NUMERIC_REGION_TYPES, type_probs)  # drawn always: fixed stream
         wanted = _choice(rng, CASES, case_probs)
-        region_type, exclude = {
-            "T4_CLICK_VISUAL_REGION": ("VISUAL_REGION", None),
-            "T5_CLICK_COUNT_EXCLUSION": ("EXCLUSION", box_type),
-        }.get(template, (box_type, None))
+        fixed_kind = _FIXED_REGION_KIND.get(template)
+        region_type = fixed_kind or box_type
+        exclude = box_type if region_type == "EXCLUSION" else None
         try:
             regions[template] = sample_region(
                 region_type,
