@@ -91,10 +91,18 @@ def _normalise(name: str) -> str:
     return name.lower().replace("-", "").replace("_", "").replace(" ", "")
 
 
+# The id prefixes of v0.1 (CHITEM_..., PEDITITEM_...) double as short subset names.
+SUBSET_ID_PREFIX: dict[str, str] = {
+    "ROSE-ChineseGlyph": "CH", "ROSE-EmojiStyle": "ESTY", "ROSE-EmojiContent": "ECON",
+    "ROSE-PixelEdit": "PEDIT", "ROSE-PixelContent": "PCONT",
+}
+
+
 def resolve_subsets(requested: Sequence[str]) -> tuple[str, ...]:
-    """Full subset names for names given in full, short (``ChineseGlyph``) or any case."""
+    """Full subset names for names given in full, short (``ChineseGlyph``), id prefix (``CH``), any case."""
     lookup = {_normalise(name): name for name in SUBSET_ORDER}
     lookup.update({_normalise(short): name for name, short in SUBSET_SHORT.items()})
+    lookup.update({_normalise(prefix): name for name, prefix in SUBSET_ID_PREFIX.items()})
     out: list[str] = []
     for token in requested:
         if _normalise(token) in {"all", "*"}:

@@ -1,0 +1,354 @@
+"""``rose-run``: answer a ROSE release split with a model endpoint or a built-in solver.
+
+    rose-run --dataset_root REL --split test --solver cv --output preds.jsonl
+    rose-run --dataset_root REL --split test --model NAME --base_url http://host/v1 \\
+             --output preds.jsonl [--concurrency 8] [--max_retries 5] ...
+
+Re-running the same command resumes: finished items are skipped, failed or interrupted
+ones are asked again. A run manifest (``preds.manifest.json``) records everything needed
+to report the run, never the API key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from rose_eval import __version__
+from rose_eval.runners.baselines import SOLVERS, Solver
+from rose_eval.runners.dataset import DatasetError, DatasetItem, LoadedSplit, Selection, load_split
+from rose_eval.runners.openai_compat import (
+    IMAGE_FORMATS,
+    PROMPT_ORDERS,
+    EndpointConfig,
+    ImageOptions,
+    build_messages,
+    complete,
+    describe,
+    image_data_url,
+    redact,
+)
+from rose_eval.runners.predictions import (
+    PredictionRow,
+    PredictionsError,
+    PredictionsFile,
+    check_resumable,
+    manifest_path_for,
+    write_manifest,
+)
+from rose_gen.vocab import PROTOCOL_VERSION, SPLITS
+
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+# An answerer turns one item into a finished row; it never raises for item trouble.
+Answerer = Callable[[DatasetItem, threading.Event, Callable[[str], None]], PredictionRow]
+
+
+class UsageError(ValueError):
+    """Bad command-line input; the message is one line."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rose-run", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    data = p.add_argument_group("dataset")
+    data.add_argument("--dataset_root", type=Path, required=True, help="release folder (metadata_<split>.jsonl, images/)")
+    data.add_argument("--split", choices=SPLITS, default="test")
+    data.add_argument("--subsets", nargs="*", default=[], help="subset names (full, short or 'all'); comma lists work too")
+    data.add_argument("--templates", nargs="*", default=[], help="templates: T1..T5 or full names")
+    data.add_argument("--samples_per_subset", type=int, default=0, help="keep N rows per subset (0 = all)")
+    data.add_argument("--shuffle", action="store_true", help="shuffle before taking N per subset")
+    data.add_argument("--seed", type=int, default=42, help="seed of --shuffle and of the random solver")
+
+    who = p.add_argument_group("who answers (one of --solver or --model)")
+    who.add_argument("--solver", choices=SOLVERS.names(), help="built-in baseline")
+    who.add_argument("--model", help="model name sent to the endpoint (with --solver: the label in the rows)")
+    who.add_argument("--base_url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    who.add_argument("--api_key_env", default="OPENAI_API_KEY", help="environment variable holding the bearer key")
+
+    req = p.add_argument_group("request")
+    req.add_argument("--temperature", type=float, default=0.0)
+    req.add_argument("--max_tokens", type=int, default=256, help="0 = do not send max_tokens")
+    req.add_argument("--concurrency", type=int, default=4, help="requests (or solver items) in flight")
+    req.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    req.add_argument("--max_retries", type=int, default=5, help="retries after the first attempt (429, 5xx, timeouts, connection errors)")
+    req.add_argument("--retry_base_delay", type=float, default=1.0, help="first backoff wait in seconds (doubles, full jitter)")
+    req.add_argument("--extra_body", default="{}", help="JSON object merged into the request body")
+
+    img = p.add_argument_group("image and prompt")
+    img.add_argument("--prompt_order", choices=PROMPT_ORDERS, default="global_image_local",
+                     help="global_image_local = the paper's order; image_first; joined = one text part then the image")
+    img.add_argument("--blank_image", action="store_true", help="text-only control: send a white image of the same size")
+    img.add_argument("--max_long_side", type=int, default=0, help="downscale so the long side is at most N px (0 = never)")
+    img.add_argument("--image_format", choices=IMAGE_FORMATS, default="png")
+    img.add_argument("--jpeg_quality", type=int, default=90)
+
+    out = p.add_argument_group("output")
+    out.add_argument("--output", type=Path, required=True, help="predictions JSONL (the manifest goes beside it)")
+    out.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
+    out.add_argument("--dry_run", action="store_true", help="check the selection and images, send nothing")
+    out.add_argument("--no_progress", action="store_true", help="no progress bar")
+    return p
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a run is, resolved from the command line (the key stays out)."""
+
+    selection: Selection
+    model_label: str
+    solver: str | None
+    endpoint: EndpointConfig | None
+    concurrency: int
+    output: Path
+
+
+def _split_list(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+def resolve_config(args: argparse.Namespace, environ: dict[str, str]) -> RunConfig:
+    """Check the flags together and build the run configuration."""
+    if bool(args.solver) == bool(args.base_url):
+        raise UsageError("give either --solver NAME or --model NAME --base_url URL")
+    if args.base_url and not args.model:
+        raise UsageError("--base_url needs --model NAME")
+    if args.concurrency < 1 or args.max_retries < 0 or args.timeout <= 0 or args.samples_per_subset < 0:
+        raise UsageError("--concurrency >= 1, --max_retries >= 0, --timeout > 0, --samples_per_subset >= 0")
+    if not 1 <= args.jpeg_quality <= 100 or args.max_long_side < 0:
+        raise UsageError("--jpeg_quality must be 1-100 and --max_long_side >= 0")
+    try:
+        extra = json.loads(args.extra_body)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--extra_body is not valid JSON ({exc.msg} at char {exc.pos})") from None
+    if not isinstance(extra, dict):
+        raise UsageError("--extra_body must be a JSON object, e.g. '{\"top_p\": 1}'")
+    selection = Selection(subsets=_split_list(args.subsets), templates=_split_list(args.templates),
+                          samples_per_subset=args.samples_per_subset, shuffle=args.shuffle, seed=args.seed)
+    endpoint = None
+    if args.base_url:
+        endpoint = EndpointConfig(
+            model=args.model, base_url=args.base_url, api_key=environ.get(args.api_key_env, "").strip(),
+            temperature=args.temperature, max_tokens=args.max_tokens, timeout_s=args.timeout,
+            max_retries=args.max_retries, retry_base_s=args.retry_base_delay, extra_body=extra,
+            prompt_order=args.prompt_order,
+            image=ImageOptions(image_format=args.image_format, jpeg_quality=args.jpeg_quality,
+                               max_long_side=args.max_long_side, blank=args.blank_image))
+    label = args.model or f"{args.solver}-baseline"
+    return RunConfig(selection=selection, model_label=label, solver=args.solver, endpoint=endpoint,
+                     concurrency=args.concurrency, output=args.output.expanduser().resolve())
+
+
+# ---------------------------------------------------------------------------- answerers
+
+
+def model_answerer(endpoint: EndpointConfig, label: str) -> Answerer:
+    """Ask the endpoint; image or request trouble becomes a failed row."""
+
+    def answer(item: DatasetItem, stop: threading.Event, on_retry: Callable[[str], None]) -> PredictionRow:
+        try:
+            url = image_data_url(item.image_path, endpoint.image)
+        except (OSError, ValueError) as exc:
+            return PredictionRow(item.item_id, label, None, f"cannot encode image {item.image_path.name}: {exc}",
+                                 attempts=0)
+        result = complete(endpoint, build_messages(item.row, url, endpoint.prompt_order), stop=stop,
+                          on_retry=on_retry)
+        return PredictionRow(item_id=item.item_id, model=label, raw_text=result.raw_text, error=result.error,
+                             latency_s=result.latency_s, attempts=result.attempts,
+                             finish_reason=result.finish_reason, usage=result.usage)
+
+    return answer
+
+
+def solver_answerer(solver: Solver, label: str) -> Answerer:
+    """Run a built-in solver; an exception becomes a failed row, never a made-up answer."""
+
+    def answer(item: DatasetItem, stop: threading.Event, on_retry: Callable[[str], None]) -> PredictionRow:
+        started = time.monotonic()
+        try:
+            text = solver(item)
+        except Exception as exc:  # noqa: BLE001 - any solver failure is recorded on the item
+            return PredictionRow(item.item_id, label, None, f"{type(exc).__name__}: {exc}",
+                                 latency_s=round(time.monotonic() - started, 3))
+        return PredictionRow(item.item_id, label, text, None, latency_s=round(time.monotonic() - started, 3),
+                             finish_reason="stop")
+
+    return answer
+
+
+# ---------------------------------------------------------------------------- loop
+
+
+@dataclass(frozen=True)
+class RunStats:
+    done: int
+    failed: int
+    retries: int
+    interrupted: bool
+
+
+def run_items(items: Sequence[DatasetItem], answer: Answerer, out: PredictionsFile, *, concurrency: int,
+              progress: bool, desc: str) -> RunStats:
+    """Answer ``items`` with ``concurrency`` worker threads; the main thread writes rows."""
+    todo: queue.Queue[DatasetItem] = queue.Queue()
+    for item in items:
+        todo.put(item)
+    results: queue.Queue[PredictionRow] = queue.Queue()
+    stop = threading.Event()
+    retry_lock = threading.Lock()
+    retries = [0]
+
+    def on_retry(_message: str) -> None:
+        with retry_lock:
+            retries[0] += 1
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                row = answer(item, stop, on_retry)
+            except Exception as exc:  # noqa: BLE001 - a bug in an answerer must not hang the run
+                row = PredictionRow(item.item_id, "unknown", None, f"{type(exc).__name__}: {exc}")
+            results.put(row)
+
+    threads = [threading.Thread(target=worker, daemon=True, name=f"rose-run-{i}")
+               for i in range(min(concurrency, max(1, len(items))))]
+    for thread in threads:
+        thread.start()
+    done = failed = 0
+    bar = tqdm(total=len(items), desc=desc, unit="item", file=sys.stderr, disable=not progress,
+               dynamic_ncols=True)
+    try:
+        while done + failed < len(items):
+            try:
+                row = results.get(timeout=0.2)
+            except queue.Empty:
+                if not any(t.is_alive() for t in threads) and results.empty():
+                    break
+                continue
+            out.append(row)
+            failed += row.failed
+            done += not row.failed
+            bar.update(1)
+            bar.set_postfix(errors=failed, retries=retries[0], refresh=False)
+    except KeyboardInterrupt:
+        stop.set()
+        bar.close()
+        return RunStats(done, failed, retries[0], interrupted=True)
+    bar.close()
+    return RunStats(done, failed, retries[0], interrupted=False)
+
+
+# ---------------------------------------------------------------------------- manifest
+
+
+def manifest(config: RunConfig, split: LoadedSplit, args: argparse.Namespace) -> dict[str, Any]:
+    """The run manifest's resumable part (``config``) and the selection (never the key)."""
+    answered_by: dict[str, Any]
+    request: dict[str, Any] = {"concurrency": config.concurrency}
+    if config.endpoint is not None:
+        answered_by = {"kind": "model", **describe(config.endpoint), "api_key_env": args.api_key_env}
+        request = answered_by.pop("request")  # retry/timeout settings do not change answers
+    else:
+        answered_by = {"kind": "solver", "solver": config.solver, "model": config.model_label,
+                       "seed": config.selection.seed if config.solver == "random" else None,
+                       "reads": "image file and prompt text only" if config.solver == "cv" else "metadata row"}
+    return {
+        "config": {
+            "answered_by": answered_by,
+            "dataset": {"split": split.split, "metadata_file": split.metadata_path.name,
+                        "metadata_sha256": split.fingerprint},
+        },
+        "request": {**request, "concurrency": config.concurrency},
+        "selection": {"dataset_root": str(split.root), "subsets": list(config.selection.subsets),
+                      "templates": list(config.selection.templates),
+                      "samples_per_subset": config.selection.samples_per_subset,
+                      "shuffle": config.selection.shuffle, "seed": config.selection.seed,
+                      "num_rows_in_split": split.num_rows_in_split, "num_selected": len(split.items)},
+        "tool": {"name": "rose-run", "package": "rose-toolkit", "version": __version__,
+                 "protocol_version": PROTOCOL_VERSION},
+    }
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def _fail(message: str, secret: str = "") -> int:
+    print(f"rose-run: error: {redact(message, secret)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``rose-run``; returns the process exit code."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("rose-run: interrupted; re-run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    secret = ""
+    try:
+        config = resolve_config(args, dict(os.environ))
+        secret = config.endpoint.api_key if config.endpoint else ""
+        split = load_split(args.dataset_root, args.split, config.selection)
+        man = manifest(config, split, args)
+        man_path = manifest_path_for(config.output)
+        if not args.overwrite and not args.dry_run and config.output.exists():
+            check_resumable(man_path, man["config"])
+    except (UsageError, DatasetError, PredictionsError) as exc:
+        return _fail(str(exc), secret)
+
+    if args.dry_run:
+        print(f"rose-run: dry run: {len(split.items)} items of {split.metadata_path} selected, "
+              f"all images present; nothing sent", file=sys.stderr)
+        return EXIT_OK
+    if config.endpoint is not None and not secret:
+        print(f"rose-run: note: ${args.api_key_env} is empty; sending no Authorization header", file=sys.stderr)
+
+    answer = (model_answerer(config.endpoint, config.model_label) if config.endpoint is not None
+              else solver_answerer(SOLVERS.get(config.solver)(args.seed), config.model_label))
+    predictions = PredictionsFile(config.output, overwrite=args.overwrite)
+    todo = [item for item in split.items if item.item_id not in predictions.done]
+    skipped = len(split.items) - len(todo)
+    write_manifest(man_path, {**man, "status": "running"})
+    print(f"rose-run: {len(split.items)} selected, {skipped} already done, {len(todo)} to run -> {config.output}",
+          file=sys.stderr)
+    with predictions:
+        stats = run_items(todo, answer, predictions, concurrency=config.concurrency,
+                          progress=not args.no_progress, desc=f"rose-run {config.model_label}")
+    status = "interrupted" if stats.interrupted else ("incomplete" if stats.failed else "complete")
+    write_manifest(man_path, {**man, "status": status,
+                              "counts": {"selected": len(split.items), "succeeded": skipped + stats.done,
+                                         "failed": stats.failed,
+                                         "not_run": len(todo) - stats.done - stats.failed}})
+    summary = (f"rose-run: {status}: {skipped + stats.done}/{len(split.items)} answered, {stats.failed} failed, "
+               f"{stats.retries} retries")
+    if stats.interrupted:
+        print(f"{summary}; interrupted: re-run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if stats.failed:
+        print(f"{summary}; re-run the same command to retry the failed items", file=sys.stderr)
+        return EXIT_FAILURES
+    print(summary, file=sys.stderr)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
