@@ -212,15 +212,22 @@ class ReleaseWriter:
 
     def _write_parquet(self, path: Path, rows: list[dict[str, Any]], columns: list) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        pq_columns = [(name, IMAGE if name == "image" else t) for name, t in columns]
-        schema = arrow_schema(pq_columns)
+        schema = arrow_schema([(name, IMAGE if name == "image" else t) for name, t in columns])
+        at = schema.get_field_index("image")
+        plain = pa.schema([f for f in schema if f.name != "image"])
         step = max(1, int(self.settings.parquet_rows_per_group))
         with pq.ParquetWriter(path, schema, compression=self.settings.parquet_compression) as writer:
             for start in range(0, len(rows), step):
                 chunk = rows[start:start + step]
-                records = [{**row, "image": {"bytes": (self.tmp / row["image"]).read_bytes(), "path": row["image"]}}
-                           for row in chunk]
-                writer.write_table(pa.Table.from_pylist(records, schema=schema))
+                # Rows without the image convert fast; the image column is built from arrays.
+                table = pa.Table.from_pylist([{k: v for k, v in r.items() if k != "image"} for r in chunk],
+                                             schema=plain)
+                paths = [r["image"] for r in chunk]
+                images = pa.StructArray.from_arrays(
+                    [pa.array([(self.tmp / p).read_bytes() for p in paths], pa.binary()), pa.array(paths, pa.string())],
+                    fields=list(schema.field("image").type))
+                writer.write_table(table.add_column(at, schema.field("image"), images).replace_schema_metadata(
+                    schema.metadata))
             if not rows:
                 writer.write_table(schema.empty_table())
 

@@ -119,13 +119,24 @@ def library_versions() -> dict[str, str]:
         versions[name] = _version(name)
     versions["zlib (pillow)"] = str(features.version("zlib"))
     versions["freetype2 (pillow)"] = str(features.version("freetype2"))
-    try:
-        import cairocffi
-
-        versions["cairo"] = cairocffi.cairo_version_string()
-    except (ImportError, OSError):
-        versions["cairo"] = "not installed"
+    versions["cairo"] = cairo_version()
     return versions
+
+
+def cairo_version() -> str:
+    """Version of the system cairo library (what cairosvg renders with), without importing cairocffi."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("cairo")
+    if name is None:
+        return "not installed"
+    try:
+        lib = ctypes.CDLL(name)
+    except OSError:
+        return "not installed"
+    lib.cairo_version_string.restype = ctypes.c_char_p
+    return lib.cairo_version_string().decode()
 
 
 def _version(dist: str) -> str:

@@ -1,0 +1,143 @@
+"""Benchmark rose-gen end to end against a PNG-encoding floor.
+
+Usage: .venv/bin/python bench/bench_gen.py [--profile v0_1] [--workers 2] [--out DIR] [--keep]
+
+1. Generates the profile's release (plan, render, rows, JSONL, Parquet, card, summary)
+   with ``workers`` processes: wall time, images/s, peak RSS of the main process and of
+   the largest worker.
+2. The floor: the same images, decoded beforehand (untimed), PNG-encoded again at the
+   fastest zlib level (1) by ``workers`` processes; the floor is the slowest worker's
+   summed encoding time (images are spread over workers by pixel count).
+
+The goal is wall <= 1.5 x floor. Every subset uses its real source when it is installed
+(its module imports and its pool builds); otherwise the Latin test source stands in and
+the report says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import json
+import multiprocessing
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rose_gen.config import load_config  # noqa: E402
+from rose_gen.pipeline import generate_release  # noqa: E402
+from rose_gen.sources import SOURCES, load_sources  # noqa: E402
+
+REAL_SOURCES = {  # subset key -> (module, registry name)
+    "glyph": ("rose_gen.sources.glyph", "glyph"),
+    "emoji_style": ("rose_gen.sources.emoji_style", "emoji_style"),
+    "emoji_content": ("rose_gen.sources.emoji_content", "emoji_content"),
+    "pixel_edit": ("rose_gen.sources.pixel_edit", "pixel_edit"),
+    "pixel_content": ("rose_gen.sources.pixel_content", "pixel_content"),
+}
+TEST_SOURCES = "tests.fixtures.latin_source"
+
+
+def pick_sources() -> tuple[list[str], list[str], list[str]]:
+    """Overrides, plug-in modules and the subsets that fell back to the test source."""
+    load_sources()
+    overrides, plugins, fallback = [], [], []
+    for key, (module, name) in REAL_SOURCES.items():
+        try:
+            if name not in SOURCES:
+                importlib.import_module(module)
+            SOURCES.get(name).pool({})
+            plugins.append(module)
+        except Exception as exc:  # noqa: BLE001 - any failure means: not usable here
+            from tests.fixtures.latin_source import SUBSET_KEYS
+
+            overrides.append(f"subset.{key}.source={SUBSET_KEYS[key]}")
+            fallback.append(f"{key} ({type(exc).__name__}: {str(exc)[:80]})")
+    if fallback:
+        plugins.append(TEST_SOURCES)
+    return overrides, plugins, fallback
+
+
+def _encode_share(paths: list[str]) -> float:
+    total = 0.0
+    for path in paths:
+        with Image.open(path) as im:
+            im.load()
+            rgb = im.convert("RGB")
+        buf = io.BytesIO()
+        t0 = time.perf_counter()
+        rgb.save(buf, format="PNG", compress_level=1)
+        total += time.perf_counter() - t0
+    return total
+
+
+def png_floor(release: Path, workers: int) -> tuple[float, int]:
+    """Slowest worker's time to PNG-encode its share of the release's images at level 1."""
+    images = sorted(release.joinpath("images").rglob("*.png"))
+    sized = []
+    for p in images:
+        with Image.open(p) as im:
+            sized.append((im.size[0] * im.size[1], str(p)))
+    shares: list[list[str]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for pixels, path in sorted(sized, reverse=True):
+        i = loads.index(min(loads))
+        shares[i].append(path)
+        loads[i] += pixels
+    if workers == 1:
+        return _encode_share(shares[0]), len(images)
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        times = pool.map(_encode_share, shares)
+    return max(times), len(images)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="v0_1")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None, help="release folder (default: a temporary one)")
+    parser.add_argument("--keep", action="store_true", help="keep the release")
+    args = parser.parse_args()
+
+    overrides, plugins, fallback = pick_sources()
+    tmp = Path(tempfile.mkdtemp(prefix="rose-bench-"))
+    out = args.out or tmp / "release"
+    config = load_config([f"profile={args.profile}", f"output_dir={out}", f"workers={args.workers}",
+                          "progress=false", "overwrite=true", f"plugins=[{','.join(plugins)}]", *overrides])
+    t0 = time.perf_counter()
+    result = generate_release(config)
+    wall = time.perf_counter() - t0
+    rss_main = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss_child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    floor, n_images = png_floor(result.path, args.workers)
+    size = sum(p.stat().st_size for p in result.path.rglob("*") if p.is_file())
+    figures = {
+        "profile": args.profile,
+        "workers": args.workers,
+        "scenes": result.scenes,
+        "images": n_images,
+        "wall_s": round(wall, 2),
+        "images_per_s": round(n_images / wall, 2),
+        "peak_rss_main_mb": round(rss_main, 1),
+        "peak_rss_worker_mb": round(rss_child, 1),
+        "png_floor_s": round(floor, 2),
+        "wall_over_floor": round(wall / floor, 2),
+        "release_mb": round(size / 2**20, 1),
+        "test_source_stands_in_for": fallback,
+    }
+    print(json.dumps(figures, indent=2))
+    if not args.keep and args.out is None:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()
