@@ -182,7 +182,13 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         analyses = _run_analyses(eval_rows, metadata_rows, args)
         if analyses is not None:
             summary["analyses"] = analyses
-            files[SUMMARY] = json_bytes(summary)
+            try:
+                files[SUMMARY] = json_bytes(summary)
+            except (TypeError, ValueError) as exc:  # e.g. a numpy value left in the result
+                message = f"analyses are not JSON-serialisable: {exc}".splitlines()[0]
+                print(f"{PROG}: warning: {message}", file=sys.stderr)
+                summary["analyses"] = {"error": message}
+                files[SUMMARY] = json_bytes(summary)
     out_dir = args.out_dir.expanduser().resolve()
     try:
         write_outputs_atomically(out_dir, files)
@@ -196,8 +202,12 @@ def print_summary(summary: dict[str, Any], digits: int) -> None:
     """The markdown report when available, else the two LaTeX rows."""
     render_markdown = _optional_attr("rose_eval.report.markdown", "render_markdown")
     if render_markdown is not None:
-        print(render_markdown(summary))
-        return
+        try:
+            print(render_markdown(summary))
+            return
+        except Exception as exc:  # the files are written; fall back to the plain rows
+            message = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            print(f"{PROG}: warning: markdown summary failed ({message})", file=sys.stderr)
     paper = summary["paper_metrics"]
     print(f"ROSE evaluation: {summary['display_name']} ({summary['model']}), "
           f"split {summary['split']}, {summary['coverage']['num_evaluated']} items")

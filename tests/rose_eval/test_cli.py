@@ -12,6 +12,7 @@ from rose_eval.report.tables import PARITY_FILES, SUMMARY, TABLE1, TABLE2
 
 TINY = Path(__file__).resolve().parents[2] / "rose_eval" / "examples" / "tiny"
 TINY_PRED = TINY / "predictions_test.jsonl"
+CASES = Path(__file__).resolve().parent / "golden" / "cases"
 REAL_ROWS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "rose-v0.1"
              / "matched_local_count_test.jsonl")
 
@@ -125,3 +126,20 @@ def test_real_rows_oracle_through_the_cli(tmp_path, capsys):
     assert (out / TABLE1).read_text() == (
         "oracle\n& " + " & ".join(["100.0"] * 13) + " \\\\\n")
     assert (out / TABLE2).read_text() == "oracle\n& " + " & ".join(["--"] * 8) + " \\\\\n"
+
+
+def test_a_failing_analysis_never_costs_the_parity_outputs(tmp_path, capsys, monkeypatch):
+    import rose_eval.analyses as analyses
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(analyses, "run_analyses", broken, raising=False)
+    out = run(tmp_path, "o", "--dataset_root", str(TINY), "--predictions", str(TINY_PRED))
+    assert "analyses failed (RuntimeError: boom)" in capsys.readouterr().err
+    summary = json.loads((out / SUMMARY).read_text(encoding="utf-8"))
+    assert summary["analyses"] == {"error": "RuntimeError: boom"}
+    expected = CASES / "tiny_example" / "expected"
+    for name in PARITY_FILES:
+        if name != SUMMARY:
+            assert (out / name).read_bytes() == (expected / name).read_bytes()
