@@ -38,6 +38,8 @@ NOISE_MAD_FACTOR = 6.0
 MIN_EXCEPTION_DISTANCE = 12.0  # pooled 0-255 difference a real exception clears
 WORK_CELL_PX = 48  # cells of 96 px and more are box-downsampled to about this size
 MAJORITY_SAMPLE = 61  # tiles whose per-pixel median is the majority tile
+TINT_LEVEL = 20.0  # median 0-255 difference of a tinted cell from the majority
+TINT_ALPHA_GUESS = 0.35  # tint strength assumed when a tile is flat (gain cannot be fitted)
 OUTLINE_LEVEL = 60.0  # 0-255 difference of an outline pixel from the majority
 MIN_OUTLINE_COVER = 0.6  # share of a rectangle side the outline must cover
 
@@ -196,11 +198,10 @@ def _majority_sample(n: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, min(n, MAJORITY_SAMPLE)).round().astype(int))
 
 
-def difference_map(rgb: np.ndarray, grid: Grid) -> tuple[np.ndarray, Grid]:
-    """Per-pixel largest channel difference from the majority tile, on slightly blurred tiles.
+def work_tiles(rgb: np.ndarray, grid: Grid) -> tuple[np.ndarray, Grid]:
+    """Slightly blurred tiles in image layout (rows, y, cols, x, 3) and the grid they describe.
 
-    Large cells are box-downsampled first (to about 48-95 px) for speed; the returned
-    grid describes the (possibly smaller) difference image.
+    Large cells are box-downsampled first (to about 48-95 px) for speed.
     """
     factor = max(1, grid.cell // WORK_CELL_PX)
     c = grid.cell // factor
@@ -215,12 +216,76 @@ def difference_map(rgb: np.ndarray, grid: Grid) -> tuple[np.ndarray, Grid]:
     else:
         pooled = np.ascontiguousarray(view, dtype=np.float32)
     sigma = max(1.0, c / 48.0)
-    tiles = gaussian_filter(pooled, sigma=(0, sigma, 0, sigma, 0), mode="nearest")
-    sample = _majority_sample(grid.rows * grid.cols)
-    majority = np.median(tiles[sample // grid.cols, :, sample % grid.cols], axis=0)  # (c, c, 3)
+    return gaussian_filter(pooled, sigma=(0, sigma, 0, sigma, 0), mode="nearest"), Grid(grid.rows, grid.cols, c)
+
+
+def _median_tile(tiles: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Per-pixel median (c, c, 3) over the tiles at flat cell indices ``cells``."""
+    cols = tiles.shape[2]
+    return np.median(tiles[cells // cols, :, cells % cols], axis=0)
+
+
+def tile_difference_map(tiles: np.ndarray, majority: np.ndarray) -> np.ndarray:
+    """(H, W) largest channel difference of every pixel from the majority tile."""
     diff = np.abs(tiles - majority[None, :, None])
     diff = np.maximum(np.maximum(diff[..., 0], diff[..., 1]), diff[..., 2])
-    return diff.reshape(grid.rows * c, grid.cols * c), Grid(grid.rows, grid.cols, c)
+    rows, c, cols = diff.shape[:3]
+    return diff.reshape(rows * c, cols * c)
+
+
+def difference_map(rgb: np.ndarray, grid: Grid) -> tuple[np.ndarray, Grid]:
+    """Per-pixel difference from the majority tile (see :func:`work_tiles`) and its grid."""
+    tiles, work = work_tiles(rgb, grid)
+    majority = _median_tile(tiles, _majority_sample(grid.rows * grid.cols))
+    return tile_difference_map(tiles, majority), work
+
+
+def _tile_medians(diff: np.ndarray, grid: Grid) -> np.ndarray:
+    """(rows, cols) median pixel difference of each tile."""
+    tiles = diff.reshape(grid.rows, grid.cell, grid.cols, grid.cell).swapaxes(1, 2)
+    return np.median(tiles.reshape(grid.rows, grid.cols, -1), axis=2)
+
+
+def _filled_rectangle(mask: np.ndarray) -> Span | None:
+    """The Span of ``mask`` when its cells form one filled rectangle smaller than the grid."""
+    rows, cols = np.nonzero(mask)
+    if rows.size == 0 or rows.size == mask.size:
+        return None
+    r1, r2, c1, c2 = rows.min(), rows.max(), cols.min(), cols.max()
+    if not mask[r1:r2 + 1, c1:c2 + 1].all():
+        return None
+    return Span(rows=(int(r1) + 1, int(r2) + 1), cols=(int(c1) + 1, int(c2) + 1))
+
+
+def untint_highlight(tiles: np.ndarray, work: Grid) -> tuple[Span, np.ndarray]:
+    """Find a MASK-style highlight (a tinted rectangle of cells) and undo the tint.
+
+    Tinted cells differ from untinted ones almost everywhere, so their median pixel
+    difference from the majority is high; whichever of the two groups forms a filled
+    rectangle is the region (the tint may cover most of a small grid). The tint is a
+    per-channel affine blend, fitted between the two groups' median tiles and inverted.
+    """
+    majority = _median_tile(tiles, _majority_sample(work.rows * work.cols))
+    diff = tile_difference_map(tiles, majority)
+    high = _tile_medians(diff, work) > TINT_LEVEL
+    span = _filled_rectangle(high) or _filled_rectangle(~high)
+    if span is None:
+        raise CVError("no highlighted region found on the cue image (neither an outline nor a tint)")
+    inside = span.mask(work.rows, work.cols)
+    flat = np.arange(work.rows * work.cols)
+    tinted = _median_tile(tiles, flat[inside.ravel()]).reshape(-1, 3)
+    plain = _median_tile(tiles, flat[~inside.ravel()]).reshape(-1, 3)
+    out = tiles.copy()
+    rows_in = slice(span.rows[0] - 1, span.rows[1])
+    cols_in = slice(span.cols[0] - 1, span.cols[1])
+    for ch in range(3):
+        x, y = plain[:, ch], tinted[:, ch]
+        var = float(np.var(x))
+        gain = float(np.cov(x, y, bias=True)[0, 1] / var) if var > 1.0 else 1.0 - TINT_ALPHA_GUESS
+        gain = max(gain, 0.2)
+        offset = float(y.mean() - gain * x.mean())
+        out[rows_in, :, cols_in, :, ch] = (tiles[rows_in, :, cols_in, :, ch] - offset) / gain
+    return span, out
 
 
 def tile_distances(diff: np.ndarray, grid: Grid) -> np.ndarray:
@@ -294,6 +359,9 @@ def find_highlight(diff: np.ndarray, grid: Grid) -> tuple[Span, np.ndarray]:
     if sides[:, best].min() < MIN_OUTLINE_COVER:
         raise CVError("no highlighted region found on the cue image")
     span = Span(rows=(int(r1[best]), int(r2[best])), cols=(int(c1[best]), int(c2[best])))
+    # An outline leaves most of each cell alone; a tint (MASK cue) changes all of it.
+    if np.mean(_tile_medians(diff, grid)[span.mask(grid.rows, grid.cols)] > TINT_LEVEL) > 0.5:
+        raise CVError("the highlight is filled, not an outline")
     # Outline pixels: outline hits within the band of the rectangle's four sides (dilated).
     c = grid.cell
     near = np.zeros_like(hit)
@@ -332,12 +400,17 @@ def read_item(rgb: np.ndarray, prompt: str) -> Reading:
     """Analyse an image array for the task in ``prompt``."""
     task = parse_task(prompt)
     grid = find_grid(rgb)
-    diff, work = difference_map(rgb, grid)
+    tiles, work = work_tiles(rgb, grid)
+    diff = tile_difference_map(tiles, _median_tile(tiles, _majority_sample(grid.rows * grid.cols)))
     region = np.ones((grid.rows, grid.cols), dtype=bool)
     if task.highlighted:
-        span, outline = find_highlight(diff, work)
+        try:
+            span, outline = find_highlight(diff, work)
+            diff = np.where(outline, 0.0, diff)
+        except CVError:  # no outline: a tinted (MASK) highlight?
+            span, tiles = untint_highlight(tiles, work)
+            diff = tile_difference_map(tiles, _median_tile(tiles, _majority_sample(grid.rows * grid.cols)))
         region = span.mask(grid.rows, grid.cols)
-        diff = np.where(outline, 0.0, diff)
     if task.include is not None:
         region &= task.include.mask(grid.rows, grid.cols)
     if task.exclude is not None:

@@ -75,6 +75,15 @@ def outline(image: Image.Image, cell: int, rect: tuple[int, int, int, int]) -> I
     return out
 
 
+def tint(image: Image.Image, cell: int, rect: tuple[int, int, int, int], alpha: float = 0.35) -> Image.Image:
+    """The generator's MASK style: the rectangle blended toward the cue colour."""
+    r1, r2, c1, c2 = rect
+    arr = np.asarray(image, dtype=np.float32).copy()
+    box = (slice((r1 - 1) * cell, r2 * cell), slice((c1 - 1) * cell, c2 * cell))
+    arr[box] = arr[box] * (1 - alpha) + np.asarray(CUE_COLOR, dtype=np.float32) * alpha
+    return Image.fromarray(np.rint(arr).astype(np.uint8))
+
+
 def degrade(image: Image.Image) -> Image.Image:
     """JPEG quality 80 after a slight blur, same size (the issue's degraded copy)."""
     buffer = io.BytesIO()

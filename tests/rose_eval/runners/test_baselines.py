@@ -21,6 +21,7 @@ from .conftest import (
     outline,
     random_targets,
     shape_tile,
+    tint,
     write_release,
 )
 
@@ -101,11 +102,11 @@ def _scene(rng: np.random.Generator, kind: str):
 @pytest.mark.parametrize("degraded", [False, True])
 def test_cv_finds_grid_and_cells_on_random_scenes(kind, degraded):
     rng = np.random.default_rng([11, kind == "letters", degraded])
-    for _ in range(4):
+    for n in range(4):
         image, grid, targets = _scene(rng, kind)
         r1, c1 = int(rng.integers(1, grid.rows - 1)), int(rng.integers(1, grid.cols - 1))
         rect = (r1, min(grid.rows, r1 + int(rng.integers(1, 6))), c1, min(grid.cols, c1 + int(rng.integers(1, 6))))
-        cue = outline(image, grid.cell, rect)
+        cue = (outline, tint)[n % 2](image, grid.cell, rect)  # both cue styles of the generator
         if degraded:
             image, cue = degrade(image), degrade(cue)
         reading = read_item(np.asarray(image, dtype=np.float32), "Click all cells that are different from the "
