@@ -88,9 +88,14 @@ class PixelEditSource:
         if not listing.singles:
             raise px.PixelAssetError(f"{opts.user_list}: no single-file lines; PixelEdit needs one sprite file per line")
         folder = Path(listing.folder)
-        out = []
+        out, seen = [], {}
         for name in sorted(set(listing.singles)):
             pixels = px.load_user_sprite(folder, name)
+            digest = px.pixel_sha256(pixels)
+            if digest in seen:
+                raise px.PixelAssetError(f"{opts.user_list}: {name} has the same pixels as {seen[digest]}; "
+                                         "list each sprite once")
+            seen[digest] = name
             planned = px.plan_edit(pixels, px.edit_rng(0, f"user-{name}"))
             if planned is None:
                 raise px.PixelAssetError(f"{folder / name}: no local edit of this sprite is visible at "

@@ -107,6 +107,10 @@ def test_user_folder_pool_is_verified_and_renders(tmp_path):
     assert [p.render["edit"] for p in SOURCE.pool(opts)] == [p.render["edit"] for p in pool]
     a, b = SOURCE.render_tile(pool[0], "majority", 120), SOURCE.render_tile(pool[0], "target", 120)
     assert is_visible(tile_difference(a, b))
+    (tmp_path / "dup.png").write_bytes((tmp_path / "u0.png").read_bytes())
+    (tmp_path / "dups.txt").write_text("u0.png\ndup.png\n")
+    with pytest.raises(px.PixelAssetError, match="same pixels as"):
+        SOURCE.pool({**opts, "user_list": str(tmp_path / "dups.txt")})
     (tmp_path / "pairs.txt").write_text("u0.png u1.png\n")
     with pytest.raises(px.PixelAssetError, match="no single-file lines"):
         SOURCE.pool({**opts, "user_list": str(tmp_path / "pairs.txt")})
