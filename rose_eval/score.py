@@ -14,20 +14,18 @@ for a float gets count_soft 0.0).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from rose_eval.protocol import Cell, ParsedAnswer, parse_answer
 from rose_eval.regions import region_cells
+from rose_gen.registry import Registry
 from rose_gen.vocab import canonical_template
 
 COORD_LABEL = re.compile(r"\s*R\s*(\d+)\s*,\s*C\s*(\d+)\s*", re.IGNORECASE)
 COORD_IN_TEXT = re.compile(r"R\s*(\d+)\s*,\s*C\s*(\d+)", re.IGNORECASE)
 
-CLICK_MODES = frozenset({"CLICK", "CLICK_COUNT"})
-COUNT_MODES = frozenset({"COUNT", "CLICK_COUNT"})
-SUBMIT_MODES = frozenset({"CLICK_COUNT"})
 GLOBAL_DEFAULT_TEMPLATES = frozenset({
     "T2_COUNT_LOCAL_NUMERIC",
     "T3_CLICK_LOCAL_NUMERIC",
@@ -161,7 +159,73 @@ def _split_in_grid(clicks: tuple[Cell, ...], rows: int, cols: int) -> tuple[list
     return inside, outside
 
 
-def _global_default_error(truth: ItemTruth, pred_set: frozenset[Cell],
+@dataclass(frozen=True)
+class Answer:
+    """What a mode rule reads about one scored answer."""
+
+    truth: ItemTruth
+    parsed: ParsedAnswer
+    clicks: frozenset[Cell]  # distinct in-grid clicks
+    clean: bool  # valid grammar, nothing out of grid, no duplicate
+    click_f1_strict: float | None
+    count_soft: float | None
+    consistency: int | None  # SUBMIT(n) == number of distinct clicks
+
+    @property
+    def clicks_exact(self) -> bool:
+        return self.clean and self.clicks == self.truth.gt_clicks
+
+
+@dataclass(frozen=True)
+class ModeRule:
+    """How one task_mode is scored: which parts apply, PASS, SOFT, global default."""
+
+    clicks: bool
+    counts: bool
+    submits: bool
+    count_of: Callable[[ParsedAnswer], int | None]
+    passed: Callable[[Answer], bool]
+    soft: Callable[[Answer], float]
+    global_default: Callable[[bool, bool], bool]  # (clicked all targets, counted all)
+
+
+TASK_MODE_RULES: Registry[ModeRule] = Registry("task mode")
+TASK_MODE_RULES.add("COUNT", ModeRule(
+    clicks=False, counts=True, submits=False,
+    count_of=lambda parsed: parsed.pred_count,
+    passed=lambda a: a.parsed.format_valid and a.parsed.pred_count == a.truth.gt_count,
+    soft=lambda a: a.count_soft or 0.0,
+    global_default=lambda click_global, count_global: count_global,
+))
+TASK_MODE_RULES.add("CLICK", ModeRule(
+    clicks=True, counts=False, submits=False,
+    count_of=lambda parsed: None,
+    passed=lambda a: a.clicks_exact,
+    soft=lambda a: a.click_f1_strict or 0.0,
+    global_default=lambda click_global, count_global: click_global,
+))
+TASK_MODE_RULES.add("CLICK_COUNT", ModeRule(
+    clicks=True, counts=True, submits=True,
+    count_of=lambda parsed: parsed.submit_count,
+    passed=lambda a: (a.clicks_exact and a.parsed.submit_count == a.truth.gt_count
+                      and a.parsed.submit_count == len(a.clicks)),
+    soft=lambda a: ((a.click_f1_strict or 0.0) + (a.count_soft or 0.0)
+                    + float(a.consistency or 0)) / 3.0,
+    global_default=lambda click_global, count_global: click_global or count_global,
+))
+UNKNOWN_MODE = ModeRule(  # an unknown task_mode: nothing applies, never passes
+    clicks=False, counts=False, submits=False, count_of=lambda parsed: None,
+    passed=lambda a: False, soft=lambda a: 0.0,
+    global_default=lambda click_global, count_global: False,
+)
+
+
+def mode_rule(task_mode: str) -> ModeRule:
+    """The scoring rule of a task mode (UNKNOWN_MODE for anything unregistered)."""
+    return TASK_MODE_RULES.get(task_mode) if task_mode in TASK_MODE_RULES else UNKNOWN_MODE
+
+
+def _global_default_error(truth: ItemTruth, rule: ModeRule, pred_set: frozenset[Cell],
                           pred_count: int | None) -> int:
     """Answered the whole grid's targets where a local answer was asked (T2-T5 only)."""
     if truth.task_template not in GLOBAL_DEFAULT_TEMPLATES:
@@ -170,13 +234,7 @@ def _global_default_error(truth: ItemTruth, pred_set: frozenset[Cell],
     count_global = (pred_count is not None and truth.gt_count != global_count
                     and pred_count == global_count)
     click_global = truth.gt_clicks != truth.all_targets and pred_set == truth.all_targets
-    if truth.task_mode == "COUNT":
-        return int(count_global)
-    if truth.task_mode == "CLICK":
-        return int(click_global)
-    if truth.task_mode == "CLICK_COUNT":
-        return int(click_global or count_global)
-    return 0
+    return int(rule.global_default(click_global, count_global))
 
 
 def _exclusion_failure(truth: ItemTruth, pred_set: frozenset[Cell], pred_count: int | None,
@@ -196,9 +254,8 @@ def score_parsed(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str
     """The per-item record for an already parsed answer."""
     mode = truth.task_mode
     row = truth.row
-    click_applicable = mode in CLICK_MODES
-    count_applicable = mode in COUNT_MODES
-    submit_applicable = mode in SUBMIT_MODES
+    rule = mode_rule(mode)
+    click_applicable, count_applicable, submit_applicable = rule.clicks, rule.counts, rule.submits
 
     valid_clicks, invalid_clicks = _split_in_grid(parsed.click_actions, truth.rows, truth.cols)
     pred_set = frozenset(valid_clicks)
@@ -211,7 +268,7 @@ def score_parsed(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str
     f1_strict = (f1 if clean else 0.0) if click_applicable else None
     iou_strict = (iou if clean else 0.0) if click_applicable else None
 
-    pred_count = {"COUNT": parsed.pred_count, "CLICK_COUNT": parsed.submit_count}.get(mode)
+    pred_count = rule.count_of(parsed)
     count_error = abs(pred_count - truth.gt_count) if pred_count is not None else None
     count_bias = pred_count - truth.gt_count if pred_count is not None else None
     if count_applicable:
@@ -231,19 +288,9 @@ def score_parsed(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str
         submit_exact = int(submit == truth.gt_count) if submit is not None else 0
         consistency = int(submit == len(pred_set)) if submit is not None else 0
 
-    if mode == "COUNT":
-        passed = int(parsed.format_valid and parsed.pred_count == truth.gt_count)
-        unified_soft = soft_count or 0.0
-    elif mode == "CLICK":
-        passed = int(clean and pred_set == gold)
-        unified_soft = f1_strict or 0.0
-    elif mode == "CLICK_COUNT":
-        passed = int(clean and pred_set == gold and parsed.submit_count == truth.gt_count
-                     and parsed.submit_count == len(pred_set))
-        unified_soft = ((f1_strict or 0.0) + (soft_count or 0.0) + float(consistency or 0)) / 3.0
-    else:
-        passed = 0
-        unified_soft = 0.0
+    answer = Answer(truth, parsed, pred_set, clean, f1_strict, soft_count, consistency)
+    passed = int(rule.passed(answer))
+    unified_soft = rule.soft(answer)
 
     out_region = truth.out_region_targets
     violations = pred_set - truth.region
@@ -319,7 +366,7 @@ def score_parsed(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str
         "near_miss_count": near_miss,
         "near_miss_rate": (near_miss / max(1, len(gold))
                            if click_applicable and near_miss is not None else None),
-        "global_default_error": _global_default_error(truth, pred_set, pred_count),
+        "global_default_error": _global_default_error(truth, rule, pred_set, pred_count),
         "exclusion_failure": _exclusion_failure(truth, pred_set, pred_count, click_applicable),
         "all_target_cells": _labels_sorted(truth.all_targets),
         "region_target_cells": _labels_sorted(truth.region_targets),
