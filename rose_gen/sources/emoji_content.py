@@ -28,6 +28,7 @@ from rose_gen.emoji_assets import (
     EMOJI_VENDORS,
     STYLE_VENDORS,
     VisibilityRule,
+    check_verification,
     emoji_manifest,
     identity_records,
     judge,
@@ -101,9 +102,7 @@ def content_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
     opts = _options(options)
     rule = VisibilityRule.from_options(opts["visibility"])
     doc = emoji_manifest("emoji_content_pairs")
-    if doc["verification"]["cell_size"] != rule.cell_size:
-        raise AssetError(f"emoji_content: manifest verified at {doc['verification']['cell_size']} px, options "
-                         f"ask {rule.cell_size} px; rebuild with assets_manifest/build/build_emoji.py")
+    check_verification(doc, "emoji_content_pairs", rule.cell_size)
     low, high = opts["band"]
     excluded = set(opts["exclude_groups"] or ())
     vendors = set(opts["vendors"])

@@ -157,3 +157,28 @@ def test_manifest_writer_is_stable_json():
     text = dumps_one_record_per_line(doc)
     assert json.loads(text) == doc
     assert text == dumps_one_record_per_line(doc)
+
+
+@pytest.mark.parametrize("size", [42, 64])
+def test_edge_to_edge_artwork_keeps_a_white_margin(size):
+    import numpy as np
+
+    from rose_gen.emoji_assets import art_box
+
+    pad, side = art_box(size)
+    assert pad >= 2 and side + 2 * pad == size
+    tile = np.asarray(render_asset(asset("twemoji", "1f1ec-1f1e7"), size))  # a flag fills its box
+    ring = np.concatenate([tile[:pad].reshape(-1, 3), tile[-pad:].reshape(-1, 3),
+                           tile[:, :pad].reshape(-1, 3), tile[:, -pad:].reshape(-1, 3)])
+    assert ring.min() == 255
+    assert tile[pad:-pad, pad:-pad].min() < 128
+
+
+def test_manifest_verified_with_other_geometry_is_refused():
+    from rose_gen.emoji_assets import ART_MARGIN, check_verification
+
+    check_verification({"verification": {"art_margin": ART_MARGIN, "cell_size": 42}}, "x", 42)
+    with pytest.raises(EmojiAssetError, match="rebuild"):
+        check_verification({"verification": {"art_margin": ART_MARGIN + 0.1, "cell_size": 42}}, "x")
+    with pytest.raises(EmojiAssetError, match="rebuild"):
+        check_verification({"verification": {"art_margin": ART_MARGIN, "cell_size": 64}}, "x", 42)
