@@ -19,7 +19,13 @@ from rose_gen.sources.base import (
 )
 
 # Modules that register a built-in source on import (one per v0.1 subset).
-BUILTIN_SOURCE_MODULES: tuple[str, ...] = ()
+BUILTIN_SOURCE_MODULES: tuple[str, ...] = (
+    "rose_gen.sources.glyph",
+    "rose_gen.sources.emoji_style",
+    "rose_gen.sources.emoji_content",
+    "rose_gen.sources.pixel_edit",
+    "rose_gen.sources.pixel_content",
+)
 
 _loaded = False
 
