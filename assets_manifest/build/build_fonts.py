@@ -11,6 +11,7 @@ without timestamps. A missing candidate file stops with one line naming its pack
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -67,6 +68,20 @@ LICENCES: dict[str, dict[str, str]] = {
     "fonts-cns11643-sung": {"licence": "see copyright file", "copyright": "CNS 11643 font project"},
 }
 
+# Upstream of each package (the copyright file's Source field or its upstream line).
+UPSTREAM: dict[str, str] = {
+    "fonts-noto-cjk": "https://github.com/googlefonts/noto-cjk",
+    "fonts-noto-cjk-extra": "https://github.com/googlefonts/noto-cjk",
+    "fonts-wqy-zenhei": "http://wenq.org/",
+    "fonts-wqy-microhei": "http://wenq.org/",
+    "fonts-arphic-ukai": "http://www.freedesktop.org/wiki/Software/CJKUnifonts",
+    "fonts-arphic-uming": "http://www.freedesktop.org/wiki/Software/CJKUnifonts",
+    "fonts-arphic-gkai00mp": "http://www.arphic.com.tw/",
+    "fonts-arphic-gbsn00lp": "http://www.arphic.com.tw/",
+    "fonts-lxgw-wenkai": "https://github.com/lxgw/LxgwWenKai",
+    "fonts-smiley-sans": "https://github.com/atelier-anchor/smiley-sans",
+}
+
 # Every face must draw all of these (checked at the smallest cell size).
 SMOKE_CHARS = "未末己已土士人入干于戊戌免兔"
 SMALLEST_CELL = 42
@@ -78,6 +93,14 @@ def _names(file: str, index: int) -> tuple[str, str, str, int]:
         family = name.getDebugName(16) or name.getDebugName(1)
         style = name.getDebugName(17) or name.getDebugName(2)
         return name.getDebugName(6), family, style, int(tt["OS/2"].usWeightClass)
+
+
+def debian_version(package: str) -> str:
+    """Installed version of a Debian package (dpkg-query), recorded next to its checksums."""
+    done = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not done.stdout:
+        sys.exit(f"Debian package {package} is not installed: apt-get install {package}")
+    return done.stdout.strip()
 
 
 def candidate_faces() -> list[FontFace]:
@@ -113,7 +136,8 @@ def build() -> dict:
             continue
         kept.append(face.to_json())
     packages = sorted({f["package"] for f in kept})
-    licences = {p: {**LICENCES[p], "copyright_file": f"/usr/share/doc/{p}/copyright"} for p in packages}
+    licences = {p: {**LICENCES[p], "copyright_file": f"/usr/share/doc/{p}/copyright", "url": UPSTREAM[p],
+                     "package_version": debian_version(p)} for p in packages}
     return {"schema": 1, "faces": kept, "excluded": sorted(excluded, key=lambda e: e["name"]),
             "licences": licences}
 

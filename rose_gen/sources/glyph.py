@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, features
 
-from assets_manifest import load_manifest
+from assets_manifest import load_manifest, manifest_path, sha256_file
 from rose_gen.fonts import (
     FontFace,
     check_glyph,
@@ -203,10 +203,22 @@ class GlyphSource:
         """Licence records of the font packages (for the release's LICENSES.md)."""
         return licences()
 
+    def asset_versions(self) -> dict[str, str]:
+        """sha256 of every font face file and of the two manifests (recorded in the release)."""
+        return asset_versions()
+
 
 def licences() -> list[dict[str, Any]]:
     """Licence records of the font packages providing the manifest faces."""
     return font_licences()
+
+
+def asset_versions() -> dict[str, str]:
+    """``<package>:<file>#<face index>`` and ``assets_manifest:<name>.json`` -> sha256, sorted."""
+    out = {f"{f.package}:{f.file}#{f.face_index}": f.sha256 for f in manifest_faces()}
+    for name in ("fonts", "glyph_pairs"):
+        out[f"assets_manifest:{name}.json"] = sha256_file(manifest_path(name))
+    return dict(sorted(out.items()))
 
 
 SOURCE = SOURCES.add(INFO.name, GlyphSource())

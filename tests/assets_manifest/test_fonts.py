@@ -117,7 +117,7 @@ def test_licences_cover_every_face_package():
     recs = licences()
     packages = {f.package for f in manifest_faces()}
     assert {r["package"] for r in recs} == packages
-    assert all(r["licence"] and r["copyright"] and r["faces"] for r in recs)
+    assert all(r["licence"] and r["copyright"] and r["faces"] and r["url"] and r["package_version"] for r in recs)
 
 
 def _tiny_variable_font(path: Path) -> Path:

@@ -134,3 +134,12 @@ def test_options_restrict_faces_and_tiers_and_reject_unknown_names(pool):
         SOURCE.pool({"faces": ["Comic Sans"]})
     with pytest.raises(AssetError, match="unknown option"):
         SOURCE.pool({"font": "UKaiCN"})
+
+
+def test_asset_versions_record_every_face_file_and_both_manifests():
+    versions = SOURCE.asset_versions()
+    faces = manifest_faces()
+    assert len(versions) == len(faces) + 2
+    assert versions["assets_manifest:glyph_pairs.json"] and versions["assets_manifest:fonts.json"]
+    for f in faces:
+        assert versions[f"{f.package}:{f.file}#{f.face_index}"] == f.sha256
