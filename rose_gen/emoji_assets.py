@@ -221,6 +221,18 @@ EMOJI_VENDORS.add("noto", EmojiVendor(
 STYLE_VENDORS: tuple[str, ...] = ("twemoji", "openmoji", "noto")
 
 
+def require_vendors(vendor_names: Iterable[str]) -> None:
+    """Raise one line naming the package when a vendor's files are not installed."""
+    for name in vendor_names:
+        vendor = EMOJI_VENDORS.get(name)
+        if vendor.file_format == "cbdt_font":
+            if not NOTO_FONT_PATH.is_file():
+                raise EmojiAssetError(f"emoji vendor {name}: {NOTO_FONT_PATH} is not installed "
+                                      f"(provided by {vendor.install_hint()})")
+        else:
+            vendor.root()
+
+
 def distinct_artwork_pairs(vendor_names: Iterable[str]) -> list[tuple[str, str]]:
     """All ordered (majority, target) vendor pairs whose artwork differs, in a stable order."""
     names = list(vendor_names)

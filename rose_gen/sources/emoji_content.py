@@ -33,6 +33,7 @@ from rose_gen.emoji_assets import (
     identity_records,
     judge,
     manifest_versions,
+    require_vendors,
     vendor_licences,
 )
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
@@ -102,6 +103,7 @@ def content_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
     opts = _options(options)
     rule = VisibilityRule.from_options(opts["visibility"])
     doc = emoji_manifest("emoji_content_pairs")
+    require_vendors(opts["vendors"])
     check_verification(doc, "emoji_content_pairs", rule.cell_size)
     low, high = opts["band"]
     excluded = set(opts["exclude_groups"] or ())

@@ -41,6 +41,7 @@ from rose_gen.emoji_assets import (
     judge,
     manifest_versions,
     render_asset,
+    require_vendors,
     vendor_licences,
 )
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
@@ -93,6 +94,7 @@ def style_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
     opts = _options(options)
     rule = VisibilityRule.from_options(opts["visibility"])
     vendors = sorted(set(opts["vendors"]))
+    require_vendors(opts["vendors"])
     ordered = distinct_artwork_pairs(vendors)
     unordered = sorted({tuple(sorted(p)) for p in ordered})
     excluded = set(opts["exclude_groups"] or ())

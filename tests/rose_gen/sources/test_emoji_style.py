@@ -117,3 +117,10 @@ def test_licences_cover_three_vendors():
     assert SOURCE.attribution() == lic
     assert set(SOURCE.asset_versions()) == {"assets_manifest/emoji_vendors.json",
                                             "assets_manifest/emoji_style_identities.json"}
+
+
+def test_pip_only_pool_uses_twemoji_and_openmoji_only():
+    pip_only = style_pool({"vendors": ["twemoji", "openmoji"]})
+    assert len(pip_only) >= 300
+    assert all({v for pair in p.render["vendor_pairs"] for v in pair} == {"twemoji", "openmoji"}
+               for p in pip_only)
