@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from assets_manifest import load_manifest
 from rose_gen.fonts import face_from_entry, manifest_faces
+from rose_gen.plan import MINI_PLANS, V0_1_PLANS, pairs_reused, plan_subset
+from rose_gen.render import RenderSettings, render_scene
 from rose_gen.sources import SOURCES
 from rose_gen.sources.base import AssetError, VisualSource
 from rose_gen.sources.glyph import SOURCE, build_pool, describe_pool, verify_pair
@@ -143,3 +147,21 @@ def test_asset_versions_record_every_face_file_and_both_manifests():
     assert versions["assets_manifest:glyph_pairs.json"] and versions["assets_manifest:fonts.json"]
     for f in faces:
         assert versions[f"{f.package}:{f.file}#{f.face_index}"] == f.sha256
+
+
+def test_a_v0_1_sized_glyph_subset_never_reuses_a_pair_and_mini_scenes_render(pool):
+    scenes = plan_subset(V0_1_PLANS["ROSE-ChineseGlyph"], 2026, SOURCE, pool=pool)
+    assert len(scenes) == 412 and pairs_reused(scenes) == 0
+    assert len({s.pair.pair_key for s in scenes}) == 412
+    assert len({s.pair.majority == min(s.pair.majority, s.pair.target) for s in scenes}) == 2
+    assert len({s.pair.row_fields["font_name"] for s in scenes}) >= 20
+    for scene in plan_subset(MINI_PLANS["ROSE-ChineseGlyph"], 7, SOURCE, pool=pool)[:3]:
+        image = np.asarray(Image.open(io.BytesIO(render_scene(scene, SOURCE, RenderSettings()).base_png)))
+        c = scene.cell_size
+        target = np.asarray(SOURCE.render_tile(scene.pair, "target", c))
+        majority = np.asarray(SOURCE.render_tile(scene.pair, "majority", c))
+        targets = {tuple(rc) for rc in scene.target_cells}
+        for r in range(1, scene.rows + 1):
+            for col in range(1, scene.cols + 1):
+                cell = image[(r - 1) * c:r * c, (col - 1) * c:col * c]
+                assert (cell == (target if (r, col) in targets else majority)).all()
