@@ -10,7 +10,7 @@ identity pair appears twice.
 
 Options (``pool(options)``):
 
-- ``band``: ``[low, high]`` similarity band (default ``[0.85, 0.995]``);
+- ``band``: ``[low, high]`` similarity band (default ``[0.90, 0.995]``);
 - ``vendors``: vendors used (default ``["twemoji", "openmoji", "noto"]``);
 - ``exclude_groups``: Unicode groups left out (default none);
 - ``visibility``: stricter thresholds than the manifest's (``VisibilityRule`` fields).
@@ -43,7 +43,7 @@ INFO = SourceInfo(name="emoji_content", subset="ROSE-EmojiContent", id_prefix="E
                   primitive_type="EMOJI_CONTENT", item_seed_base=202600000000, layout_family="glyph_emoji",
                   image_split="pilot")
 
-DEFAULT_BAND = (0.85, 0.995)
+DEFAULT_BAND = (0.90, 0.995)
 DEFAULT_OPTIONS: dict[str, Any] = {"band": list(DEFAULT_BAND), "vendors": list(STYLE_VENDORS),
                                    "exclude_groups": [], "visibility": {}}
 
