@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -167,7 +169,7 @@ def _shift_score(lum: np.ndarray, c: int) -> float:
 def find_grid(rgb: np.ndarray) -> Grid:
     """Rows, columns and cell size from the image's periodicity (see the module docstring)."""
     height, width = rgb.shape[:2]
-    lum = gaussian_filter(rgb @ np.array([0.299, 0.587, 0.114], dtype=np.float32), 1.0)
+    lum = uniform_filter(rgb @ np.array([0.299, 0.587, 0.114], dtype=np.float32), 3)  # damp JPEG noise
     g = math.gcd(height, width)
     candidates = [c for c in range(MIN_CELL_PX, g + 1)
                   if g % c == 0 and MIN_LINES <= height // c <= MAX_LINES and MIN_LINES <= width // c <= MAX_LINES]
@@ -216,7 +218,7 @@ def work_tiles(rgb: np.ndarray, grid: Grid) -> tuple[np.ndarray, Grid]:
     else:
         pooled = np.ascontiguousarray(view, dtype=np.float32)
     sigma = max(1.0, c / 48.0)
-    return gaussian_filter(pooled, sigma=(0, sigma, 0, sigma, 0), mode="nearest"), Grid(grid.rows, grid.cols, c)
+    return gaussian_filter(pooled, sigma=(0, sigma, 0, sigma, 0), mode="nearest", truncate=2.5), Grid(grid.rows, grid.cols, c)
 
 
 def _median_tile(tiles: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -396,31 +398,76 @@ class Reading:
     task: TaskText
 
 
-def read_item(rgb: np.ndarray, prompt: str) -> Reading:
-    """Analyse an image array for the task in ``prompt``."""
-    task = parse_task(prompt)
+@dataclass(frozen=True)
+class ImageReading:
+    """What an image shows: its grid, its exception cells and the highlighted cells (if asked)."""
+
+    grid: Grid
+    exceptions: np.ndarray  # (rows, cols) bool
+    highlight: Span | None
+
+
+def read_image(rgb: np.ndarray, highlighted: bool) -> ImageReading:
+    """Grid and exceptions of an image; with ``highlighted``, also the cue's rectangle."""
     grid = find_grid(rgb)
     tiles, work = work_tiles(rgb, grid)
     diff = tile_difference_map(tiles, _median_tile(tiles, _majority_sample(grid.rows * grid.cols)))
-    region = np.ones((grid.rows, grid.cols), dtype=bool)
-    if task.highlighted:
+    span = None
+    if highlighted:
         try:
             span, outline = find_highlight(diff, work)
             diff = np.where(outline, 0.0, diff)
         except CVError:  # no outline: a tinted (MASK) highlight?
             span, tiles = untint_highlight(tiles, work)
             diff = tile_difference_map(tiles, _median_tile(tiles, _majority_sample(grid.rows * grid.cols)))
-        region = span.mask(grid.rows, grid.cols)
+    return ImageReading(grid=grid, exceptions=exception_mask(tile_distances(diff, work)), highlight=span)
+
+
+def answer_region(task: TaskText, image: ImageReading) -> np.ndarray:
+    """(rows, cols) cells the task asks about."""
+    grid = image.grid
+    region = np.ones((grid.rows, grid.cols), dtype=bool)
+    if image.highlight is not None:
+        region &= image.highlight.mask(grid.rows, grid.cols)
     if task.include is not None:
         region &= task.include.mask(grid.rows, grid.cols)
     if task.exclude is not None:
         region &= ~task.exclude.mask(grid.rows, grid.cols)
-    exceptions = exception_mask(tile_distances(diff, work))
-    return Reading(grid=grid, exceptions=exceptions, region=region, task=task)
+    return region
+
+
+def read_item(rgb: np.ndarray, prompt: str) -> Reading:
+    """Analyse an image array for the task in ``prompt``."""
+    task = parse_task(prompt)
+    image = read_image(rgb, task.highlighted)
+    return Reading(grid=image.grid, exceptions=image.exceptions, region=answer_region(task, image), task=task)
+
+
+# Base images serve four tasks each: read each (path, highlighted) once, even when
+# several worker threads ask for it at the same moment.
+_CACHE_LOCK = threading.Lock()
+_PATH_LOCKS: dict[tuple[str, int, int, bool], threading.Lock] = {}
+
+
+@lru_cache(maxsize=256)
+def _read_file(path: str, mtime_ns: int, size: int, highlighted: bool) -> ImageReading:
+    return read_image(load_rgb(path), highlighted)
+
+
+def read_image_file(path: Path | str, highlighted: bool) -> ImageReading:
+    """:func:`read_image` of a file, cached by path and stat (the result is a few small arrays)."""
+    resolved = Path(path).resolve()
+    stat = resolved.stat()
+    key = (str(resolved), stat.st_mtime_ns, stat.st_size, highlighted)
+    with _CACHE_LOCK:
+        lock = _PATH_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        return _read_file(*key)
 
 
 def solve_image(image_path: Path | str, prompt: str) -> str:
     """The formal answer for one item from its image file and prompt text."""
-    reading = read_item(load_rgb(image_path), prompt)
-    rows, cols = np.nonzero(reading.exceptions & reading.region)
-    return format_answer(reading.task.mode, [(int(r) + 1, int(c) + 1) for r, c in zip(rows, cols, strict=True)])
+    task = parse_task(prompt)
+    image = read_image_file(image_path, task.highlighted)
+    rows, cols = np.nonzero(image.exceptions & answer_region(task, image))
+    return format_answer(task.mode, [(int(r) + 1, int(c) + 1) for r, c in zip(rows, cols, strict=True)])
