@@ -182,3 +182,13 @@ def test_manifest_verified_with_other_geometry_is_refused():
         check_verification({"verification": {"art_margin": ART_MARGIN + 0.1, "cell_size": 42}}, "x")
     with pytest.raises(EmojiAssetError, match="rebuild"):
         check_verification({"verification": {"art_margin": ART_MARGIN, "cell_size": 64}}, "x", 42)
+
+
+def test_pool_time_vendor_check_names_the_missing_package(monkeypatch, tmp_path):
+    import rose_gen.emoji_assets as ea
+
+    ea.require_vendors(STYLE_VENDORS)
+    monkeypatch.setattr(ea, "NOTO_FONT_PATH", tmp_path / "NotoColorEmoji.ttf")
+    with pytest.raises(EmojiAssetError) as err:
+        ea.require_vendors(["twemoji", "noto"])
+    assert "fonts-noto-color-emoji" in str(err.value) and "\n" not in str(err.value)
