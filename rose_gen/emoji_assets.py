@@ -95,9 +95,9 @@ def emoji_test_path() -> Path:
     return path
 
 
-def parse_emoji_test(text: str) -> list[CatalogueEntry]:
+def parse_emoji_test(text: str, *, chinese_names: bool = True) -> list[CatalogueEntry]:
     """Fully-qualified and component emoji of an emoji-test.txt, in file (CLDR) order."""
-    names_zh = _chinese_names()
+    names_zh = _chinese_names() if chinese_names else {}
     group = subgroup = ""
     out: list[CatalogueEntry] = []
     for line in text.splitlines():
@@ -374,7 +374,8 @@ def chars_of_key(key: str) -> str:
 @lru_cache(maxsize=1)
 def _fully_qualified() -> dict[str, str]:
     try:
-        return {e.key: e.emoji for e in load_catalogue()}
+        text = emoji_test_path().read_text(encoding="utf-8")
+        return {e.key: e.emoji for e in parse_emoji_test(text, chinese_names=False)}
     except EmojiAssetError:
         return {}
 
