@@ -1,0 +1,146 @@
+"""Rendering under a difficulty preset: second identity, per-cell jitter, image degradation.
+
+Used by :func:`rose_gen.render.render_scene` for scenes whose ``extra["preset"]`` asks for
+any of these (see :mod:`rose_gen.presets`); standard scenes never come here.
+
+- Each distinct tile (majority, target, second target) is rendered once by the source.
+- Jitter: every cell draws, from the scene's recorded jitter seed, a scale in
+  ``[min_scale, 1]`` and an offset of up to ``max_offset * cell`` pixels in x and y, in
+  one vectorised draw. The scaled tile (bilinear, cached per distinct size) is pasted at
+  the cell centre plus the offset on the tile's background colour, clipped to the cell.
+- Degradation: the finished base image is downscaled by the recorded factor and scaled
+  back (bilinear), then JPEG round-tripped at the recorded quality (Pillow, 4:2:0). The
+  cue is drawn after that, so the highlight stays exactly on the T4 rectangle.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from rose_gen.render import (
+    RenderedScene,
+    RenderSettings,
+    apply_cue,
+    cue_rectangle,
+    encode_png,
+    tile_array,
+)
+from rose_gen.schema import SceneSpec, asset_pair_from_json
+from rose_gen.sources.base import VisualSource
+
+
+def cell_index(rows: int, cols: int, scene: SceneSpec, second_cells: list) -> np.ndarray:
+    """(rows, cols) tile index per cell: 0 majority, 1 target, 2 second target."""
+    index = np.zeros((rows, cols), dtype=np.int64)
+    for r, c in scene.target_cells:
+        index[r - 1, c - 1] = 1
+    for r, c in second_cells:
+        index[int(r) - 1, int(c) - 1] = 2
+    return index
+
+
+def jitter_draws(seed: int, n_cells: int, cell: int, max_offset: float, min_scale: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell (row-major): scaled size in px, x offset, y offset (one vectorised draw each)."""
+    rng = np.random.default_rng(int(seed))
+    scale = rng.uniform(min_scale, 1.0, size=n_cells)
+    limit = int(round(max_offset * cell))
+    dx = rng.integers(-limit, limit + 1, size=n_cells)
+    dy = rng.integers(-limit, limit + 1, size=n_cells)
+    size = np.clip(np.rint(scale * cell).astype(np.int64), 1, cell)
+    return size, dx, dy
+
+
+def _background(tile: np.ndarray) -> np.ndarray:
+    """The tile's background colour: the median of its border pixels."""
+    border = np.concatenate([tile[0], tile[-1], tile[:, 0], tile[:, -1]])
+    return np.median(border, axis=0).astype(np.uint8)
+
+
+def jittered_grid(tiles: list[np.ndarray], index: np.ndarray, params: Mapping[str, Any]) -> np.ndarray:
+    """The grid with every cell's tile scaled and shifted by its own draw (see the module docstring)."""
+    rows, cols = index.shape
+    cell = tiles[0].shape[0]
+    sizes, dxs, dys = jitter_draws(int(params["seed"]), rows * cols, cell, float(params["max_offset"]),
+                                   float(params["min_scale"]))
+    background = _background(tiles[0])
+    image = np.empty((rows * cell, cols * cell, 3), dtype=np.uint8)
+    image[...] = background
+    cache: dict[tuple[int, int], np.ndarray] = {}
+    for i in range(rows * cols):
+        r, c = divmod(i, cols)
+        t, size = int(index[r, c]), int(sizes[i])
+        key = (t, size)
+        if key not in cache:
+            cache[key] = tiles[t] if size == cell else np.asarray(
+                Image.fromarray(tiles[t]).resize((size, size), Image.Resampling.BILINEAR))
+        scaled = cache[key]
+        top = (cell - size) // 2 + int(dys[i])
+        left = (cell - size) // 2 + int(dxs[i])
+        y0, x0 = max(top, 0), max(left, 0)
+        y1, x1 = min(top + size, cell), min(left + size, cell)
+        image[r * cell + y0:r * cell + y1, c * cell + x0:c * cell + x1] = \
+            scaled[y0 - top:y1 - top, x0 - left:x1 - left]
+    return image
+
+
+def plain_grid(tiles: list[np.ndarray], index: np.ndarray) -> np.ndarray:
+    """The grid with each cell's tile pasted unchanged."""
+    rows, cols = index.shape
+    cell = tiles[0].shape[0]
+    stack = np.stack(tiles)[index]  # (rows, cols, cell, cell, 3)
+    return np.ascontiguousarray(stack.transpose(0, 2, 1, 3, 4)).reshape(rows * cell, cols * cell, 3)
+
+
+def degrade_image(image: np.ndarray, downscale: float, jpeg_quality: int) -> np.ndarray:
+    """Downscale by ``downscale`` and back (bilinear; 1.0: none), then JPEG at ``jpeg_quality`` (0: none)."""
+    out = Image.fromarray(image)
+    h, w = image.shape[:2]
+    if downscale < 1.0:
+        small = (max(1, round(w * downscale)), max(1, round(h * downscale)))
+        out = out.resize(small, Image.Resampling.BILINEAR).resize((w, h), Image.Resampling.BILINEAR)
+    if jpeg_quality > 0:
+        buf = io.BytesIO()
+        out.save(buf, format="JPEG", quality=int(jpeg_quality), optimize=False, progressive=False)
+        buf.seek(0)
+        with Image.open(buf) as jpeg:
+            out = jpeg.convert("RGB")
+    return np.asarray(out, dtype=np.uint8).copy()
+
+
+def preset_base_image(scene: SceneSpec, source: VisualSource) -> np.ndarray:
+    """The base image (no cue) of a scene rendered under its preset record."""
+    record = scene.extra.get("preset", {})
+    cell = scene.cell_size
+    pair = scene.pair
+    tiles = [tile_array(source.render_tile(pair, role, cell), cell, f"{role} tile") for role in ("majority", "target")]
+    second = record.get("second")
+    if second:
+        tiles.append(tile_array(source.render_tile(asset_pair_from_json(second["pair"]), "target", cell), cell,
+                                "second target tile"))
+    index = cell_index(scene.rows, scene.cols, scene, second["cells"] if second else [])
+    image = jittered_grid(tiles, index, record["jitter"]) if record.get("jitter") else plain_grid(tiles, index)
+    deg = record.get("degrade")
+    if deg:
+        image = degrade_image(image, float(deg["downscale"]), int(deg["jpeg_quality"]))
+    return image
+
+
+def render_preset_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings) -> RenderedScene:
+    """Base and cue PNGs of a preset scene (the cue drawn on the finished base image)."""
+    base = preset_base_image(scene, source)
+    cue = apply_cue(base, cue_rectangle(scene), scene.cell_size, scene.cue_type, settings.cue)
+    level = settings.png_compress_level
+    return RenderedScene(scene_id=scene.scene_id, base_png=encode_png(base, level), cue_png=encode_png(cue, level),
+                         width=base.shape[1], height=base.shape[0])
+
+
+def needs_preset_render(scene: SceneSpec) -> bool:
+    """True when a scene's preset record asks for a second identity, jitter or degradation."""
+    record = scene.extra.get("preset") or {}
+    return bool(record.get("second") or record.get("jitter") or record.get("degrade"))

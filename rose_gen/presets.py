@@ -1,0 +1,362 @@
+"""Difficulty presets: one set of knobs, shared by every visual source, that makes scenes harder.
+
+A :class:`DifficultyPreset` changes six things (``conf/difficulty/README.md`` has the table):
+
+- ``similarity_band``: the scenes draw their pairs only from the source pool's pairs whose
+  similarity rank lies in this quantile band (``[0.5, 1.0]``: the more similar half). The
+  ``high``/``low`` tier of the difficulty rule stays relative to the whole pool. Pools whose
+  source gives no similarity are used whole (recorded as ``band_applied: false``).
+- ``extra_exceptions``: every drawn exception count is raised by this many.
+- ``second_identity_share``: the share of scenes (with at least two exceptions) whose
+  exceptions show two distinct identities. The second one comes through the source
+  interface: another orientation of a pool entry that shares the scene's majority
+  (:func:`companion`), accepted only when its majority tile is pixel-identical to the
+  scene's and its target differs visibly from both. A source without such an entry
+  (PixelEdit has one edit per sprite) keeps one identity; the row says
+  ``second_identity: "unavailable"``.
+- ``cell_scale``: multiplies the layout family's cell-size range (smaller cells).
+- ``jitter``: every cell's content is scaled by a factor in ``[min_scale, 1]`` and shifted
+  by up to ``max_offset`` of the cell in x and y, so no two cells are pixel-identical.
+- ``degrade``: the finished base image is downscaled by a factor in ``downscale`` and
+  scaled back, then JPEG round-tripped at a quality in ``jpeg_quality`` (the cue is drawn
+  afterwards, crisp).
+
+``standard`` is the identity: every knob off, so its plans, rows and images are exactly
+those of a generator without presets. Every draw comes from
+``scene_rng(seed, subset, k, purpose)`` with its own purpose (``second_identity``,
+``jitter``, ``degrade``), so presets never shift the layout, orientation or region draws of
+a scene. What a scene got is recorded on every row as ``difficulty_preset`` and carried
+to the renderer in ``SceneSpec.extra["preset"]``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from rose_gen.layout import LayoutParams
+from rose_gen.rng import scene_rng
+from rose_gen.schema import SceneSpec, asset_pair_to_json
+from rose_gen.sources.base import AssetPair, VisualSource
+
+ROW_FIELD = "difficulty_preset"  # the row column recording a scene's preset choices
+EXTRA_KEY = "preset"  # SceneSpec.extra key the renderer reads
+MIN_CELL_PX = 12  # smallest cell a cell_scale may produce
+ORIENT_TRIES = 8  # orientations drawn per pool entry when looking for a companion
+MAX_COMPANION_CHECKS = 6  # candidates rendered and checked per scene, at most
+
+
+class PresetError(ValueError):
+    """A preset's knobs are out of range (one-line message naming the knob)."""
+
+
+@dataclass(frozen=True)
+class JitterParams:
+    """Per-cell sub-cell offset (fraction of the cell) and scale range; zeros mean off."""
+
+    max_offset: float = 0.0
+    min_scale: float = 1.0
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_offset > 0 or self.min_scale < 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"max_offset": self.max_offset, "min_scale": self.min_scale}
+
+
+@dataclass(frozen=True)
+class DegradeParams:
+    """Downscale factor range (``None``: none) and JPEG quality range (``None``: none)."""
+
+    downscale: tuple[float, float] | None = None
+    jpeg_quality: tuple[int, int] | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.downscale is not None or self.jpeg_quality is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"downscale": list(self.downscale) if self.downscale else None,
+                "jpeg_quality": list(self.jpeg_quality) if self.jpeg_quality else None}
+
+
+@dataclass(frozen=True)
+class DifficultyPreset:
+    """The preset knobs (see the module docstring); the defaults are ``standard``."""
+
+    name: str = "standard"
+    similarity_band: tuple[float, float] = (0.0, 1.0)
+    extra_exceptions: int = 0
+    second_identity_share: float = 0.0
+    cell_scale: float = 1.0
+    jitter: JitterParams = field(default_factory=JitterParams)
+    degrade: DegradeParams = field(default_factory=DegradeParams)
+
+    @property
+    def changes_nothing(self) -> bool:
+        """True when every knob is off (plans are exactly the preset-free ones)."""
+        return (tuple(self.similarity_band) == (0.0, 1.0) and self.extra_exceptions == 0
+                and self.second_identity_share == 0 and self.cell_scale == 1.0
+                and not self.jitter.enabled and not self.degrade.enabled)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "similarity_band": list(self.similarity_band),
+                "extra_exceptions": self.extra_exceptions, "second_identity_share": self.second_identity_share,
+                "cell_scale": self.cell_scale, "jitter": self.jitter.to_json(), "degrade": self.degrade.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DifficultyPreset:
+        """Inverse of :meth:`to_json`; checks ranges (raises :class:`PresetError`)."""
+        jit, deg = data.get("jitter") or {}, data.get("degrade") or {}
+        down, jpeg = deg.get("downscale"), deg.get("jpeg_quality")
+        preset = cls(
+            name=str(data.get("name", "standard")),
+            similarity_band=tuple(float(v) for v in data.get("similarity_band", (0.0, 1.0))),
+            extra_exceptions=int(data.get("extra_exceptions", 0)),
+            second_identity_share=float(data.get("second_identity_share", 0.0)),
+            cell_scale=float(data.get("cell_scale", 1.0)),
+            jitter=JitterParams(max_offset=float(jit.get("max_offset", 0.0)),
+                                min_scale=float(jit.get("min_scale", 1.0))),
+            degrade=DegradeParams(downscale=tuple(float(v) for v in down) if down else None,
+                                  jpeg_quality=tuple(int(v) for v in jpeg) if jpeg else None),
+        )
+        validate_preset(preset)
+        return preset
+
+
+def _range(values: Sequence[float] | None, lo: float, hi: float, what: str) -> None:
+    if values is None:
+        return
+    if len(values) != 2 or not lo <= values[0] <= values[1] <= hi:
+        raise PresetError(f"{what} must be [low, high] with {lo} <= low <= high <= {hi} (got {list(values)})")
+
+
+def validate_preset(preset: DifficultyPreset) -> None:
+    """Raise :class:`PresetError` (one line, naming the knob) when a knob is out of range."""
+    p = f"difficulty.preset ({preset.name})"
+    _range(preset.similarity_band, 0.0, 1.0, f"{p}.similarity_band")
+    if preset.extra_exceptions < 0:
+        raise PresetError(f"{p}.extra_exceptions must be >= 0 (got {preset.extra_exceptions})")
+    if not 0 <= preset.second_identity_share <= 1:
+        raise PresetError(f"{p}.second_identity_share must be in [0, 1] (got {preset.second_identity_share})")
+    if not 0 < preset.cell_scale <= 4:
+        raise PresetError(f"{p}.cell_scale must be in (0, 4] (got {preset.cell_scale})")
+    if not 0 <= preset.jitter.max_offset <= 0.25:
+        raise PresetError(f"{p}.jitter.max_offset must be in [0, 0.25] (got {preset.jitter.max_offset})")
+    if not 0.5 <= preset.jitter.min_scale <= 1:
+        raise PresetError(f"{p}.jitter.min_scale must be in [0.5, 1] (got {preset.jitter.min_scale})")
+    _range(preset.degrade.downscale, 0.1, 1.0, f"{p}.degrade.downscale")
+    _range(preset.degrade.jpeg_quality, 5, 95, f"{p}.degrade.jpeg_quality")
+
+
+# -- hydra schema ---------------------------------------------------------------------------
+
+
+@dataclass
+class JitterConf:
+    max_offset: float = 0.0
+    min_scale: float = 1.0
+
+
+@dataclass
+class DegradeConf:
+    downscale: list[float] | None = None
+    jpeg_quality: list[int] | None = None
+
+
+@dataclass
+class PresetConf:
+    """Schema of ``difficulty.preset`` (defaults: standard, every knob off)."""
+
+    similarity_band: list[float] = field(default_factory=lambda: [0.0, 1.0])
+    extra_exceptions: int = 0
+    second_identity_share: float = 0.0
+    cell_scale: float = 1.0
+    jitter: JitterConf = field(default_factory=JitterConf)
+    degrade: DegradeConf = field(default_factory=DegradeConf)
+
+
+def preset_from_conf(name: str, conf: Mapping[str, Any]) -> DifficultyPreset:
+    """A preset from the composed ``difficulty`` group (its ``name`` and ``preset`` node)."""
+    return DifficultyPreset.from_json({**dict(conf), "name": name})
+
+
+# -- planning -------------------------------------------------------------------------------
+
+
+def preset_layout(layout: LayoutParams, preset: DifficultyPreset) -> LayoutParams:
+    """The layout knobs under ``preset``: exception counts raised, cell range scaled."""
+    if preset.extra_exceptions == 0 and preset.cell_scale == 1.0:
+        return layout
+    weights = (0.0,) * preset.extra_exceptions + tuple(layout.exception_weights)
+    cell = layout.cell_size
+    if preset.cell_scale != 1.0:
+        lo, hi = layout.cell_range()
+        cell = (max(MIN_CELL_PX, round(lo * preset.cell_scale)), max(MIN_CELL_PX, round(hi * preset.cell_scale)))
+    return replace(layout, exception_weights=weights, cell_size=cell)
+
+
+def band_pool(pool: Sequence[AssetPair], preset: DifficultyPreset) -> tuple[list[AssetPair], bool]:
+    """(pairs whose similarity rank lies in the band, whether the band applied).
+
+    Ranks are over the pool's scored pairs (ascending similarity, ties by pool order);
+    rank r of m has quantile r / (m - 1). A pool with unscored pairs is used whole.
+    """
+    lo, hi = preset.similarity_band
+    if (lo, hi) == (0.0, 1.0) or not pool or any(p.similarity is None for p in pool):
+        return list(pool), False
+    sims = np.array([float(p.similarity) for p in pool])
+    order = np.argsort(sims, kind="stable")
+    q = np.empty(len(pool))
+    q[order] = np.arange(len(pool)) / max(len(pool) - 1, 1)
+    keep = (q >= lo - 1e-12) & (q <= hi + 1e-12)
+    band = [p for p, k in zip(pool, keep, strict=True) if k]
+    return (band or [pool[int(order[-1])]]), True
+
+
+@dataclass(frozen=True)
+class PresetPool:
+    """A subset's pool seen through a preset: the band, and an index for companions."""
+
+    preset: DifficultyPreset
+    pool: tuple[AssetPair, ...]
+    band: tuple[AssetPair, ...]
+    band_applied: bool
+    by_side: Mapping[str, tuple[int, ...]]
+
+    @classmethod
+    def build(cls, pool: Sequence[AssetPair], preset: DifficultyPreset) -> PresetPool:
+        band, applied = band_pool(pool, preset)
+        index: dict[str, list[int]] = {}
+        if preset.second_identity_share > 0:
+            for i, p in enumerate(pool):
+                for side in dict.fromkeys((p.majority, p.target)):
+                    index.setdefault(side, []).append(i)
+        return cls(preset, tuple(pool), tuple(band), applied, {k: tuple(v) for k, v in index.items()})
+
+
+def _tile(source: VisualSource, pair: AssetPair, role: str, cell: int) -> np.ndarray:
+    from rose_gen.render import tile_array
+
+    return tile_array(source.render_tile(pair, role, cell), cell, f"{pair.source} {role} tile")
+
+
+def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_size: int,
+              rng: np.random.Generator) -> AssetPair | None:
+    """A second exception identity for ``pair``'s scene, or None when the source has none.
+
+    Candidates are orientations (drawn with ``source.orient``) of the pool entries that
+    contain ``pair.majority`` on either side, whose majority is ``pair.majority`` and whose
+    target is new. A candidate is accepted when its majority tile is pixel-identical to
+    the scene's and its target is visible against the majority and against the first target.
+    """
+    from rose_gen.visibility import is_visible, tile_difference
+
+    found: dict[str, AssetPair] = {}
+    for i in ppool.by_side.get(pair.majority, ()):
+        entry = ppool.pool[i]
+        for _ in range(ORIENT_TRIES):
+            cand = source.orient(entry, rng)
+            if cand.majority == pair.majority and cand.target not in (pair.target, pair.majority):
+                found.setdefault(cand.target, cand)
+    if not found:
+        return None
+    names = sorted(found)
+    order = rng.permutation(len(names))
+    majority = target = None
+    for j in order[:MAX_COMPANION_CHECKS]:
+        cand = found[names[int(j)]]
+        if majority is None:
+            majority, target = _tile(source, pair, "majority", cell_size), _tile(source, pair, "target", cell_size)
+        if not np.array_equal(_tile(source, cand, "majority", cell_size), majority):
+            continue
+        second = _tile(source, cand, "target", cell_size)
+        if is_visible(tile_difference(second, majority)) and is_visible(tile_difference(second, target)):
+            return cand
+    return None
+
+
+def _scene_choices(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int
+                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the row record, the renderer's record) of one scene under the preset."""
+    preset = ppool.preset
+    row: dict[str, Any] = {
+        "name": preset.name,
+        "similarity_band": list(preset.similarity_band),
+        "band_applied": ppool.band_applied,
+        "band_pairs": len(ppool.band),
+        "pool_pairs": len(ppool.pool),
+        "extra_exceptions": preset.extra_exceptions,
+        "cell_scale": preset.cell_scale,
+    }
+    render: dict[str, Any] = {}
+    n = len(scene.target_cells)
+    rng = scene_rng(seed, scene.subset, scene.scene_index, "second_identity")
+    wants_second = n >= 2 and rng.random() < preset.second_identity_share
+    second = companion(scene.pair, ppool, source, scene.cell_size, rng) if wants_second else None
+    if second is not None:
+        picks = np.sort(rng.choice(n, size=int(rng.integers(1, n)), replace=False))
+        cells = [list(scene.target_cells[int(i)]) for i in picks]
+        row.update(second_identity="used", second_target=second.target, second_pair_key=second.pair_key,
+                   second_target_cells=cells)
+        render["second"] = {"pair": asset_pair_to_json(second), "cells": cells}
+    else:
+        state = "unavailable" if wants_second else "not_drawn"
+        row.update(second_identity=state if preset.second_identity_share > 0 else "off", second_target="",
+                   second_pair_key="", second_target_cells=[])
+    jit = preset.jitter
+    if jit.enabled:
+        jseed = int(scene_rng(seed, scene.subset, scene.scene_index, "jitter").integers(2**62))
+        row["jitter"] = {**jit.to_json(), "seed": jseed}
+        render["jitter"] = dict(row["jitter"])
+    else:
+        row["jitter"] = {"max_offset": 0.0, "min_scale": 1.0, "seed": 0}
+    deg = preset.degrade
+    drng = scene_rng(seed, scene.subset, scene.scene_index, "degrade")
+    factor = round(float(drng.uniform(*deg.downscale)), 4) if deg.downscale else 1.0
+    quality = int(drng.integers(deg.jpeg_quality[0], deg.jpeg_quality[1] + 1)) if deg.jpeg_quality else 0
+    row["degrade"] = {"downscale": factor, "jpeg_quality": quality}
+    if deg.enabled:
+        render["degrade"] = dict(row["degrade"])
+    return row, render
+
+
+def apply_preset(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int) -> SceneSpec:
+    """``scene`` with the preset's per-scene choices (unchanged when the preset changes nothing)."""
+    if ppool.preset.changes_nothing:
+        return scene
+    row, render = _scene_choices(scene, ppool, source, seed)
+    pair = replace(scene.pair, row_fields={**scene.pair.row_fields, ROW_FIELD: row})
+    return replace(scene, pair=pair, extra={**scene.extra, EXTRA_KEY: {"name": row["name"], **render}})
+
+
+def exception_range(layout: LayoutParams) -> tuple[int, int]:
+    """Smallest and largest exception count a layout can draw."""
+    w = np.asarray(layout.exception_weights, dtype=float)
+    nz = np.flatnonzero(w > 0)
+    return (int(nz[0]) + 1, int(nz[-1]) + 1) if nz.size else (0, 0)
+
+
+def describe_preset(preset: DifficultyPreset) -> str:
+    """One line saying what a preset changes (for logs and the bench table)."""
+    if preset.changes_nothing:
+        return f"{preset.name}: v0.1 behaviour (no change)"
+    parts = []
+    if tuple(preset.similarity_band) != (0.0, 1.0):
+        parts.append(f"similarity band {preset.similarity_band[0]:g}-{preset.similarity_band[1]:g}")
+    if preset.extra_exceptions:
+        parts.append(f"+{preset.extra_exceptions} exceptions")
+    if preset.second_identity_share:
+        parts.append(f"two identities in {math.floor(preset.second_identity_share * 100)}% of scenes")
+    if preset.cell_scale != 1.0:
+        parts.append(f"cells x{preset.cell_scale:g}")
+    if preset.jitter.enabled:
+        parts.append(f"jitter {preset.jitter.max_offset:g}/{preset.jitter.min_scale:g}")
+    if preset.degrade.enabled:
+        parts.append(f"degrade {preset.degrade.to_json()}")
+    return f"{preset.name}: " + ", ".join(parts)
