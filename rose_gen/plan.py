@@ -18,6 +18,14 @@ import numpy as np
 from rose_gen import vocab
 from rose_gen.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
 from rose_gen.layout import V0_1_EXCEPTION_COUNTS, V0_1_PROFILE_MIX, LayoutParams, sample_layout
+from rose_gen.presets import (
+    DifficultyPreset,
+    PresetError,
+    PresetPool,
+    apply_preset,
+    preset_layout,
+    validate_preset,
+)
 from rose_gen.regions import CASES, RegionError, RegionSizes, sample_region
 from rose_gen.rng import scene_rng, subset_rng
 from rose_gen.schema import DATASET_VERSION, REGION_TEMPLATES, RegionSpec, SceneSpec
@@ -46,7 +54,8 @@ class SubsetPlan:
     excluded box; ``case_weights`` the wanted-case mix for T2..T5 (T4 is always a
     VISUAL_REGION rectangle). ``font_scale`` sets ``font_size = int(cell_size *
     font_scale)`` (glyph subsets), ``None`` for no font. ``source_options`` is handed to
-    the source's ``pool()``.
+    the source's ``pool()``. ``preset`` is the difficulty preset (:mod:`rose_gen.presets`;
+    the default, ``standard``, changes nothing).
     """
 
     subset: str
@@ -66,6 +75,7 @@ class SubsetPlan:
     font_scale: float | None = None
     source_options: Mapping[str, Any] = field(default_factory=dict)
     dataset_version: str = DATASET_VERSION
+    preset: DifficultyPreset = field(default_factory=DifficultyPreset)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,6 +92,7 @@ class SubsetPlan:
             "font_scale": self.font_scale,
             "source_options": dict(self.source_options),
             "dataset_version": self.dataset_version,
+            "preset": self.preset.to_json(),
         }
 
     @classmethod
@@ -101,6 +112,7 @@ class SubsetPlan:
             font_scale=None if data["font_scale"] is None else float(data["font_scale"]),
             source_options=dict(data["source_options"]),
             dataset_version=data["dataset_version"],
+            preset=DifficultyPreset.from_json(data["preset"]) if "preset" in data else DifficultyPreset(),
         )
 
 
@@ -115,8 +127,16 @@ def _weights(mapping: Mapping[str, float], allowed: Sequence[str], what: str, su
 
 
 def validate_plan(plan: SubsetPlan) -> None:
-    """Raise :class:`PlanError` (one line) when ``plan`` cannot be carried out."""
+    """Raise :class:`PlanError` (one line) when ``plan`` cannot be carried out.
+
+    The layout is checked as the difficulty preset changes it (more exceptions, smaller cells).
+    """
     s = plan.subset
+    try:
+        validate_preset(plan.preset)
+    except PresetError as err:
+        raise PlanError(f"{s}: {err}") from None
+    plan = replace(plan, layout=preset_layout(plan.layout, plan.preset))
     if plan.n_scenes < 1:
         raise PlanError(f"{s}: n_scenes must be at least 1 (got {plan.n_scenes})")
     if not 0 <= plan.n_dev <= plan.n_scenes:
@@ -202,7 +222,8 @@ def plan_scene(
         raise PlanError(f"{plan.subset}: scene index {k} outside 1..{plan.n_scenes}")
     split = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)[k - 1]
     cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
-    return _plan_scene(plan, seed, k, pool, source, split, cut)
+    ppool = PresetPool.build(pool, plan.preset)
+    return apply_preset(_plan_scene(plan, seed, k, ppool.band, source, split, cut), ppool, source, seed)
 
 
 def _plan_scene(
@@ -214,12 +235,16 @@ def _plan_scene(
     split: str,
     cut: float | None,
 ) -> SceneSpec:
-    """Scene k given the subset-wide split and similarity cut (plan already validated)."""
+    """Scene k given the subset-wide split and similarity cut (plan already validated).
+
+    ``pool`` is the preset's band of the source pool; the preset's per-scene choices are
+    added afterwards by :func:`rose_gen.presets.apply_preset`.
+    """
     info = source.info
     if info.subset != plan.subset:
         raise PlanError(f"{plan.subset}: source {plan.source!r} feeds {info.subset}, not this subset")
 
-    layout = sample_layout(plan.layout, scene_rng(seed, plan.subset, k, "layout"))
+    layout = sample_layout(preset_layout(plan.layout, plan.preset), scene_rng(seed, plan.subset, k, "layout"))
     pair, cycle = _pair_for_scene(seed, plan, k, pool)
     pair = source.orient(pair, scene_rng(seed, plan.subset, k, "orient"))
 
@@ -296,8 +321,9 @@ def plan_subset(
         pool = source.pool(plan.source_options)
     splits = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)
     cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
+    ppool = PresetPool.build(pool, plan.preset)
     return [
-        _plan_scene(plan, seed, k, pool, source, splits[k - 1], cut)
+        apply_preset(_plan_scene(plan, seed, k, ppool.band, source, splits[k - 1], cut), ppool, source, seed)
         for k in range(1, plan.n_scenes + 1)
     ]
 
