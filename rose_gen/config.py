@@ -28,6 +28,7 @@ from rose_gen.difficulty import DifficultyParams
 from rose_gen.export import ExportSettings
 from rose_gen.layout import LayoutParams
 from rose_gen.plan import PlanError, SubsetPlan, validate_plan
+from rose_gen.presets import PresetConf, PresetError, preset_from_conf
 from rose_gen.regions import RegionSizes
 from rose_gen.render import CUE_OVERLAYS, CueSettings, RenderSettings
 from rose_gen.schema import DATASET_VERSION
@@ -87,6 +88,7 @@ class DifficultyConf:
     grid_points: dict[str, int] = field(default_factory=dict)
     high_similarity: float | None = None
     high_similarity_share: float = 0.2
+    preset: PresetConf = field(default_factory=PresetConf)  # difficulty preset knobs (rose_gen/presets.py)
 
 
 @dataclass
@@ -245,7 +247,12 @@ def _plan(key: str, sc: SubsetConf, cfg: DictConfig) -> SubsetPlan:
                                     f"(difficulty {d.name!r} knows: {', '.join(d.hard_from) or 'none'})")
     cell = sc.layout.cell_size
     _require(cell is None or len(cell) == 2, f"{where}.layout.cell_size must be [min, max] or null")
-    rule = {k: v for k, v in OmegaConf.to_container(d, resolve=True).items() if k not in ("name", "hard_from")}
+    rule = {k: v for k, v in OmegaConf.to_container(d, resolve=True).items()
+            if k not in ("name", "hard_from", "preset")}
+    try:
+        preset = preset_from_conf(d.name, OmegaConf.to_container(d.preset, resolve=True))
+    except PresetError as exc:
+        raise ConfigError(str(exc)) from None
     cue_type = sc.cue_type if sc.cue_type is not None else cfg.render.cue_type
     _require(cue_type in CUE_OVERLAYS, f"{where}: cue_type {cue_type!r} must be one of "
                                        f"{', '.join(CUE_OVERLAYS.names())}")
@@ -265,6 +272,7 @@ def _plan(key: str, sc: SubsetConf, cfg: DictConfig) -> SubsetPlan:
         font_scale=sc.font_scale,
         source_options=OmegaConf.to_container(sc.source_options, resolve=True),
         dataset_version=cfg.dataset_version,
+        preset=preset,
     )
 
 
