@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rose_gen.config import GenConfig
+from rose_gen.degrade import needs_preset_render, render_preset_scene
 from rose_gen.export import ReleaseInfo, ReleaseWriter, check_target
 from rose_gen.plan import plan_subset
 from rose_gen.render import CUE_TEMPLATE, RenderSettings, render_scene
@@ -66,7 +67,11 @@ def scene_rows(scene: SceneSpec) -> SceneRows:
 
 def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
     """Render one scene and build its rows (runs in a worker)."""
-    rendered = render_scene(scene, SOURCES.get(scene.source), settings)
+    source = SOURCES.get(scene.source)
+    if needs_preset_render(scene):  # difficulty presets: second identity, jitter, degradation
+        rendered = render_preset_scene(scene, source, settings)
+    else:
+        rendered = render_scene(scene, source, settings)
     base, cue = image_records(scene)
     return SceneResult(scene_id=scene.scene_id,
                        images={base.path: rendered.base_png, cue.path: rendered.cue_png},
