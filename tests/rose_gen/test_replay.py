@@ -1,0 +1,192 @@
+"""rose-replay: the 1,112 real v0.1 rows replay field for field; images have v0.1's size and
+visible exceptions where the metadata says; altered rows are reported; bad input is one line."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from assets_manifest import load_manifest
+from rose_gen import replay_cli
+from rose_gen.replay import (
+    REPLAY_FIELDS,
+    InputRow,
+    ReplayOptions,
+    input_files,
+    odd_cells,
+    read_rows,
+    replay_rows,
+    summarize,
+)
+
+REFERENCE = (Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "rose-v0.1"
+             / "matched_local_count_test.jsonl").resolve()
+needs_reference = pytest.mark.skipif(not REFERENCE.is_file(),
+                                     reason=f"v0.1 reference rows not found at {REFERENCE}")
+SAMPLE_PER_SUBSET = 12
+
+
+@pytest.fixture(scope="module")
+def reference_items() -> list[InputRow]:
+    return read_rows(input_files(REFERENCE))
+
+
+def _sample_ids(items: list[InputRow]) -> frozenset[str]:
+    """SAMPLE_PER_SUBSET scene ids per subset, spread over each subset's scenes."""
+    by_subset: dict[str, list[str]] = {}
+    for item in items:
+        ids = by_subset.setdefault(item.row["rose_subset"], [])
+        if item.row["scene_id"] not in ids:
+            ids.append(item.row["scene_id"])
+    out = set()
+    for ids in by_subset.values():
+        picks = np.linspace(0, len(ids) - 1, SAMPLE_PER_SUBSET).round().astype(int)
+        out.update(ids[i] for i in picks)
+    return frozenset(out)
+
+
+@pytest.fixture(scope="module")
+def replayed(reference_items):
+    options = ReplayOptions(render_only=_sample_ids(reference_items))
+    return replay_rows(reference_items, options)
+
+
+@needs_reference
+def test_every_reference_row_reproduced_field_for_field(reference_items, replayed):
+    assert len(reference_items) == 1112
+    derived = {r["item_id"]: r for o in replayed for r in o.rows}
+    assert len(derived) == 1112
+    for item in reference_items:
+        ours = {k: v for k, v in derived[item.row["item_id"]].items() if k not in REPLAY_FIELDS}
+        assert ours == item.row, item.where
+    report = summarize(replayed)
+    assert report["inconsistencies"] == []
+    assert sum(report["scene_kinds"]["total"].values()) == 1112
+
+
+@needs_reference
+def test_every_scene_records_its_substitutions(replayed):
+    for o in replayed:
+        subs = o.rows[0]["replay_substitutions"]
+        assert subs, o.scene.scene_id
+        assert all(s["kind"] in ("exact", "same_design", "stand_in") and s["asked"] and s["used"] and s["why"]
+                   for s in subs)
+    glyph = {o.rows[0]["font_name"]: o.rows[0]["replay_substitutions"][0] for o in replayed
+             if o.scene.subset == "ROSE-ChineseGlyph"}
+    assert glyph["SourceHanSansCN-Normal"]["used"] == "NotoSansCJKsc-DemiLight"
+    assert glyph["文泉驿正黑"]["kind"] == "exact"
+
+
+@needs_reference
+def test_manifest_maps_every_v01_font_name(reference_items):
+    names = {i.row["font_name"] for i in reference_items if "font_name" in i.row}
+    fonts = load_manifest("replay_v0_1")["fonts"]
+    assert len(names) == 48
+    assert names <= set(fonts)
+
+
+@needs_reference
+def test_sample_images_have_v01_size_and_visible_exceptions_where_the_metadata_says(replayed):
+    rendered = [o for o in replayed if o.images]
+    assert len(rendered) >= 5 * SAMPLE_PER_SUBSET - 5
+    report = summarize(replayed)
+    for o in rendered:
+        (data,) = o.images.values()
+        assert o.rows[0]["replay_image_status"].startswith("rendered")
+        image = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+        assert image.shape[:2] == (o.scene.rows * o.scene.cell_size, o.scene.cols * o.scene.cell_size)
+        if o.visible is False:  # reported, not hidden
+            assert o.scene.scene_id in report["invisible_exceptions"]
+            continue
+        found = odd_cells(image, o.scene.rows, o.scene.cols, o.scene.cell_size)
+        assert sorted(found) == sorted([list(c) for c in o.scene.target_cells]), o.scene.scene_id
+
+
+@needs_reference
+def test_faces_that_cannot_draw_a_character_are_reported_not_rendered(replayed):
+    report = summarize(replayed)
+    bad = {r["scene_id"]: r["status"] for r in report["not_rendered"]}
+    assert bad, "v0.1 has rare characters that some stand-in faces lack"
+    assert all("cannot draw" in s for s in bad.values())
+    for o in replayed:
+        if o.scene.scene_id in bad:
+            assert not o.images and o.rows[0]["replay_image_status"] == bad[o.scene.scene_id]
+
+
+@needs_reference
+def test_an_altered_answer_is_reported_as_an_inconsistency(reference_items):
+    items = [i for i in reference_items if i.row["rose_subset"] == "ROSE-EmojiContent"][:3]
+    row = copy.deepcopy(dict(items[1].row))
+    row["answer"] = row["ground_truth_formal_answer"] = f"COUNT({row['ground_truth_count'] + 1})"
+    altered = [items[0], InputRow(row, items[1].file, items[1].line), items[2]]
+    report = summarize(replay_rows(altered, ReplayOptions(render=False)))
+    found = {(i["item_id"], i["field"]) for i in report["inconsistencies"]}
+    assert found == {(row["item_id"], "answer"), (row["item_id"], "ground_truth_formal_answer")}
+    assert all(i["where"] == items[1].where for i in report["inconsistencies"])
+
+
+@needs_reference
+def test_cli_release_and_image_audit(reference_items, tmp_path, capsys):
+    folder = tmp_path / "v01"
+    bridge = folder / "analysis" / "data" / "matched_local_count" / "metadata_test.jsonl"
+    bridge.parent.mkdir(parents=True)
+    picked = [i.row for i in reference_items if i.row["rose_subset"] in ("ROSE-ChineseGlyph", "ROSE-EmojiStyle")][:4]
+    bridge.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), encoding="utf-8")
+    out = tmp_path / "out"
+    assert replay_cli.main([str(folder), str(out)]) == 0
+    rows = [json.loads(line) for line in
+            (out / "analysis" / "matched_local_count" / "metadata_test.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["item_id"] for r in rows] == [r["item_id"] for r in picked]
+    report = json.loads((out / "replay_report.json").read_text(encoding="utf-8"))
+    assert report["inconsistencies"] == [] and report["scenes"] == 4
+    assert all((out / r["image"]).is_file() for r in rows)
+
+    audit = tmp_path / "audit.json"
+    assert replay_cli.main([str(folder), "--compare_images", str(out), "--audit_out", str(audit)]) == 0
+    assert {r["status"] for r in json.loads(audit.read_text())} == {"match"}
+    # Paint a majority cell with the exception's tile: the audit names that cell.
+    first = rows[0]
+    path = out / first["image"]
+    image = np.asarray(Image.open(path).convert("RGB")).copy()
+    cell = first["cell_size"]
+    (tr, tc) = first["target_cells"][0]
+    free = next((r, c) for r in range(1, first["rows"] + 1) for c in range(1, first["cols"] + 1)
+                if [r, c] not in first["target_cells"])
+    image[(free[0] - 1) * cell:free[0] * cell, (free[1] - 1) * cell:free[1] * cell] = \
+        image[(tr - 1) * cell:tr * cell, (tc - 1) * cell:tc * cell]
+    Image.fromarray(image).save(path)
+    capsys.readouterr()
+    assert replay_cli.main([str(folder), "--compare_images", str(out), "--audit_out", str(audit)]) == 0
+    doctored = next(r for r in json.loads(audit.read_text()) if r["scene_id"] == first["scene_id"])
+    assert doctored["status"] == "mismatch" and doctored["extra"] == [list(free)]
+    assert "mismatch 1" in capsys.readouterr().out
+
+
+def test_missing_input_is_one_line(tmp_path, capsys):
+    assert replay_cli.main([str(tmp_path / "nope.jsonl"), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rose-replay: error:") and "\n" not in err and "nope.jsonl" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_json_line_is_one_line_with_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "metadata_test.jsonl"
+    bad.write_text('{"item_id": "x"}\n{not json\n', encoding="utf-8")
+    assert replay_cli.main([str(tmp_path), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "metadata_test.jsonl:2" in err
+
+
+def test_row_without_scene_fields_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "rows.jsonl"
+    bad.write_text(json.dumps({"item_id": "CHITEM_000001", "scene_id": "CHSCENE_000001",
+                               "rose_subset": "ROSE-ChineseGlyph"}) + "\n", encoding="utf-8")
+    assert replay_cli.main([str(bad), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "rows.jsonl:1" in err and "rows" in err
