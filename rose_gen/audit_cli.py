@@ -1,0 +1,64 @@
+"""``rose-audit <release>``: per-subset pair similarity, distinct assets, reuse and invisible exceptions.
+
+Writes ``audit.json`` (next to the release, or ``--out``) and prints a table. Exit status 0
+when the audit is clean or only non-standard scenes have flagged exceptions, 1 when a
+standard scene has an exception at or below the visibility threshold or majorities that
+are not pixel-identical (``--strict``: any flagged exception), 2 on bad input (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from rose_gen.audit import AUDIT_FILE, AuditError, audit_release, audit_table
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rose-audit", description=__doc__.splitlines()[0])
+    p.add_argument("release", help="release folder (metadata_{dev,test}.jsonl and images/)")
+    p.add_argument("--out", default=None, help=f"where to write the JSON record (default: <release>/{AUDIT_FILE})")
+    p.add_argument("--strict", action="store_true", help="fail on any flagged exception, whatever the preset")
+    return p
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``rose-audit``; returns the exit status."""
+    args = _parser().parse_args(argv)
+    root = Path(args.release)
+    try:
+        record = audit_release(root)
+    except AuditError as exc:
+        print(f"rose-audit: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else root / AUDIT_FILE
+    try:
+        _write_atomic(out, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    except OSError as exc:
+        print(f"rose-audit: error: cannot write {out} ({exc.strerror}); pass --out to a writable path",
+              file=sys.stderr)
+        return 2
+    print(audit_table(record))
+    flagged = sum(s["flagged"] for s in record["subsets"].values())
+    print(f"rose-audit: {record['scenes']} scenes, {flagged} flagged exception(s) "
+          f"({record['standard_flagged']} in standard scenes), {record['standard_majority_mismatch']} standard "
+          f"scene(s) with non-identical majorities; wrote {out}")
+    failed = not record["ok"] or (args.strict and flagged > 0)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
