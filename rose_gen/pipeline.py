@@ -15,16 +15,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rose_gen.config import GenConfig
 from rose_gen.degrade import needs_preset_render, render_preset_scene
-from rose_gen.export import ReleaseInfo, ReleaseWriter, check_target
-from rose_gen.plan import plan_subset
 from rose_gen.render import CUE_TEMPLATE, RenderSettings, render_scene
 from rose_gen.schema import ImageRecord, SceneRows, SceneSpec
 from rose_gen.sources import SOURCES, load_sources
 from rose_gen.templates import build_scene_rows
+
+if TYPE_CHECKING:  # workers import this module: keep Hydra and pyarrow out of it
+    from rose_gen.config import GenConfig
 
 BASE_NOTE = "base image without visual cue"
 CUE_NOTE = "cue image with highlighted region"
@@ -204,6 +204,8 @@ class GenerationResult:
 
 def plan_release(config: GenConfig) -> list[SceneSpec]:
     """Every scene of the selected subsets, in subset then scene order (pure after plug-in import)."""
+    from rose_gen.plan import plan_subset
+
     import_plugins(config.plugins)
     scenes: list[SceneSpec] = []
     for plan in config.plans:
@@ -216,6 +218,8 @@ Progress = Callable[[Iterator[SceneResult], int], Iterator[SceneResult]]
 
 def generate_release(config: GenConfig, *, progress: Progress | None = None) -> GenerationResult:
     """Plan, render and export the release described by ``config`` into its output_dir, atomically."""
+    from rose_gen.export import ReleaseInfo, ReleaseWriter, check_target
+
     if config.output_dir is None:
         raise ValueError("config.output_dir is not set")
     check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)

@@ -128,27 +128,35 @@ def tile_array(tile: Image.Image, cell_size: int, what: str) -> np.ndarray:
 
 def compose_grid(majority: np.ndarray, target: np.ndarray, rows: int, cols: int,
                  target_cells: Sequence[Sequence[int]]) -> np.ndarray:
-    """The grid image: ``majority`` everywhere, ``target`` at the 1-based ``target_cells``."""
+    """The grid image: ``majority`` everywhere, ``target`` at the 1-based ``target_cells``.
+
+    Written in place through a (rows, cell, cols, cell, 3) view of the final image, so
+    every pixel is written once (no transpose copy).
+    """
     cell = majority.shape[0]
-    grid = np.empty((rows, cols, cell, cell, 3), dtype=np.uint8)
-    grid[...] = majority
-    if len(target_cells):
-        cells = np.asarray(target_cells, dtype=np.int64).reshape(-1, 2) - 1
-        grid[cells[:, 0], cells[:, 1]] = target
-    return np.ascontiguousarray(grid.transpose(0, 2, 1, 3, 4)).reshape(rows * cell, cols * cell, 3)
+    image = np.empty((rows * cell, cols * cell, 3), dtype=np.uint8)
+    cells = image.reshape(rows, cell, cols, cell, 3)
+    cells[...] = majority[None, :, None, :, :]
+    for r, c in target_cells:
+        cells[int(r) - 1, :, int(c) - 1] = target
+    return image
+
+
+def draw_cue(image: np.ndarray, rect: tuple[int, int, int, int], cell_size: int, cue_type: str,
+             cue: CueSettings) -> np.ndarray:
+    """Draw the cue on the 1-based inclusive ``rect`` (r1, r2, c1, c2) of ``image`` in place."""
+    r1, r2, c1, c2 = rect
+    rows, cols = image.shape[0] // cell_size, image.shape[1] // cell_size
+    if not (1 <= r1 <= r2 <= rows and 1 <= c1 <= c2 <= cols):
+        raise RenderError(f"cue rectangle rows {r1}-{r2}, cols {c1}-{c2} lies outside the {rows}x{cols} grid")
+    CUE_OVERLAYS.get(cue_type)(image, cell_box(r1, r2, c1, c2, cell_size), cell_size, cue)
+    return image
 
 
 def apply_cue(base: np.ndarray, rect: tuple[int, int, int, int], cell_size: int, cue_type: str,
               cue: CueSettings) -> np.ndarray:
     """A copy of ``base`` with the cue drawn on the 1-based inclusive ``rect`` (r1, r2, c1, c2)."""
-    r1, r2, c1, c2 = rect
-    rows, cols = base.shape[0] // cell_size, base.shape[1] // cell_size
-    if not (1 <= r1 <= r2 <= rows and 1 <= c1 <= c2 <= cols):
-        raise RenderError(f"cue rectangle rows {r1}-{r2}, cols {c1}-{c2} lies outside the {rows}x{cols} grid")
-    overlay = CUE_OVERLAYS.get(cue_type)
-    out = base.copy()
-    overlay(out, cell_box(r1, r2, c1, c2, cell_size), cell_size, cue)
-    return out
+    return draw_cue(base.copy(), rect, cell_size, cue_type, cue)
 
 
 def encode_png(image: np.ndarray, compress_level: int) -> bytes:
@@ -170,18 +178,19 @@ def render_grid_images(majority_tile: Image.Image, target_tile: Image.Image, *, 
 
 
 def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings) -> RenderedScene:
-    """Render one planned scene with its visual source (tiles once, then paste and encode)."""
-    pair = scene.pair
-    base, cue = render_grid_images(
-        source.render_tile(pair, "majority", scene.cell_size),
-        source.render_tile(pair, "target", scene.cell_size),
-        rows=scene.rows, cols=scene.cols, cell_size=scene.cell_size,
-        target_cells=scene.target_cells, cue_rect=cue_rectangle(scene), cue_type=scene.cue_type,
-        cue=settings.cue,
-    )
+    """Render one planned scene with its visual source (tiles once, then paste and encode).
+
+    The base image is encoded first; the cue is then drawn on the same array (no copy).
+    """
+    pair, cell = scene.pair, scene.cell_size
+    image = compose_grid(tile_array(source.render_tile(pair, "majority", cell), cell, "majority tile"),
+                         tile_array(source.render_tile(pair, "target", cell), cell, "target tile"),
+                         scene.rows, scene.cols, scene.target_cells)
     level = settings.png_compress_level
-    return RenderedScene(scene_id=scene.scene_id, base_png=encode_png(base, level),
-                         cue_png=encode_png(cue, level), width=base.shape[1], height=base.shape[0])
+    base_png = encode_png(image, level)
+    cue_png = encode_png(draw_cue(image, cue_rectangle(scene), cell, scene.cue_type, settings.cue), level)
+    return RenderedScene(scene_id=scene.scene_id, base_png=base_png, cue_png=cue_png,
+                         width=image.shape[1], height=image.shape[0])
 
 
 def cue_rectangle(scene: SceneSpec) -> tuple[int, int, int, int]:

@@ -164,3 +164,13 @@ def test_conflicting_field_types_are_refused() -> None:
         row_columns([{"extra": "a"}, {"extra": 3}])
     cols = dict(row_columns([{"extra": 1}, {"extra": 2.5}, {"tags": []}, {"tags": ["x"]}]))
     assert cols["extra"] == "float64" and cols["tags"] == ("list", "string")
+
+
+def test_parquet_and_bridges_can_be_switched_off(tmp_path) -> None:
+    out = tmp_path / "rel"
+    generate_release(_config(out, "export.parquet=false", "export.bridges=false", "subsets=[glyph]"))
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["LICENSES.md", "README.md", "export_summary.json", "images", "metadata_dev.jsonl",
+                     "metadata_test.jsonl"]
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "data/dev.parquet" not in card and "analysis/" not in card
