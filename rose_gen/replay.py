@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -514,12 +515,28 @@ class RenderedReplay:
     visible: bool | None = None
 
 
+# A cell counts as visibly different when its luminance differs (rose_gen.visibility) or,
+# for colour-only changes that luminance misses (an orange vs a blue diamond), when at least
+# COLOUR_MIN_FRACTION of its pixels move by more than COLOUR_LEVEL in some RGB channel.
+COLOUR_LEVEL = 48
+COLOUR_MIN_FRACTION = 0.01
+
+
+def visibly_differs(a: Image.Image | np.ndarray, b: Image.Image | np.ndarray) -> bool:
+    """Luminance visibility of :mod:`rose_gen.visibility`, or a clear colour change."""
+    if is_visible(tile_difference(a, b)):
+        return True
+    ra = np.asarray(a.convert("RGB") if isinstance(a, Image.Image) else a, dtype=np.int16)
+    rb = np.asarray(b.convert("RGB") if isinstance(b, Image.Image) else b, dtype=np.int16)
+    return float(np.mean(np.abs(ra - rb).max(axis=-1) > COLOUR_LEVEL)) >= COLOUR_MIN_FRACTION
+
+
 def render_replay(scene: SceneSpec, pair: AssetPair, options: ReplayOptions) -> RenderedReplay:
     """Base image (and cue image when the T4 rectangle is known) drawn by the scene's source."""
     source = SOURCES.get(scene.source)
     majority = source.render_tile(pair, "majority", scene.cell_size)
     target = source.render_tile(pair, "target", scene.cell_size)
-    visible = is_visible(tile_difference(majority, target))
+    visible = visibly_differs(majority, target)
     base_rec = base_image_record(scene)
     if CUE_TEMPLATE in scene.regions:
         p = scene.regions[CUE_TEMPLATE].params
@@ -613,9 +630,22 @@ def summarize(outcomes: Sequence[SceneOutcome]) -> dict[str, Any]:
         "inconsistencies": [i.to_json() for o in outcomes for i in o.inconsistencies],
         "not_rendered": [{"scene_id": o.scene.scene_id, "status": o.status} for o in outcomes
                          if o.status.startswith("not_rendered") and "not requested" not in o.status],
-        "invisible_exceptions": [o.scene.scene_id for o in outcomes if o.visible is False],
+        "invisible_exceptions": [{"scene_id": o.scene.scene_id, "why": invisible_reason(o)}
+                                 for o in outcomes if o.visible is False],
         "recorded_fields": list(RECORDED_FIELDS),
     }
+
+
+def invisible_reason(o: SceneOutcome) -> str:
+    """Why a scene's exception tile does not differ visibly from its majority tile."""
+    f = o.scene.pair.row_fields
+    a, b = f.get("background_char"), f.get("target_char")
+    if isinstance(a, str) and isinstance(b, str) and a != b and \
+            unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b):
+        return (f"v0.1 pair {a} U+{ord(a[0]):04X} / {b} U+{ord(b[0]):04X} is canonically equivalent "
+                "(NFC-identical): the two characters draw the same glyph")
+    used = ", ".join(s.used for s in o.substitutions)
+    return f"majority and exception tiles look alike at {o.scene.cell_size} px with {used}"
 
 
 # ------------------------------------------------------------------------- audit
@@ -630,7 +660,7 @@ def odd_cells(image: np.ndarray, rows: int, cols: int, cell: int) -> list[list[i
     """1-based cells that differ visibly from the majority tile (per-pixel median of all cells).
 
     Cells identical to the median tile are skipped in numpy; the rest are judged with
-    :func:`rose_gen.visibility.is_visible`.
+    :func:`visibly_differs`.
     """
     cells = cell_array(image, rows, cols, cell)
     flat = cells.reshape(rows * cols, cell, cell, 3)
@@ -638,7 +668,7 @@ def odd_cells(image: np.ndarray, rows: int, cols: int, cell: int) -> list[list[i
     diff = np.abs(flat.astype(np.int16) - majority.astype(np.int16)).reshape(rows * cols, -1).max(axis=1)
     out = []
     for idx in np.flatnonzero(diff > 8):
-        if is_visible(tile_difference(flat[idx], majority)):
+        if visibly_differs(flat[idx], majority):
             out.append([int(idx // cols) + 1, int(idx % cols) + 1])
     return out
 
