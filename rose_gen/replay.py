@@ -41,7 +41,14 @@ from rose_gen import vocab
 from rose_gen.fonts import FontFace, check_glyph, face_from_entry, manifest_faces
 from rose_gen.regions import CASES, RegionError, case_of, fallback_label, region_mask, target_mask
 from rose_gen.registry import Registry
-from rose_gen.render import CueSettings, compose_grid, encode_png, render_grid_images, tile_array
+from rose_gen.render import (
+    CUE_OVERLAYS,
+    CueSettings,
+    compose_grid,
+    encode_png,
+    render_grid_images,
+    tile_array,
+)
 from rose_gen.schema import CUE_TEMPLATE, RegionSpec, SceneSpec, base_image_record, cue_image_record
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
 from rose_gen.templates import task_row
@@ -531,6 +538,18 @@ def visibly_differs(a: Image.Image | np.ndarray, b: Image.Image | np.ndarray) ->
     return float(np.mean(np.abs(ra - rb).max(axis=-1) > COLOUR_LEVEL)) >= COLOUR_MIN_FRACTION
 
 
+DEFAULT_CUE = "OUTLINE_BOX"
+
+
+def cue_style(scene: SceneSpec) -> tuple[str, Substitution | None]:
+    """The overlay we draw for the scene's cue_type (ours when v0.1 names one we lack)."""
+    if scene.cue_type in CUE_OVERLAYS:
+        return scene.cue_type, None
+    return DEFAULT_CUE, Substitution("cue style", scene.cue_type, DEFAULT_CUE, "stand_in",
+                                     f"cue_type {scene.cue_type!r} is not one of our overlays "
+                                     f"({', '.join(CUE_OVERLAYS.names())})")
+
+
 def render_replay(scene: SceneSpec, pair: AssetPair, options: ReplayOptions) -> RenderedReplay:
     """Base image (and cue image when the T4 rectangle is known) drawn by the scene's source."""
     source = SOURCES.get(scene.source)
@@ -543,7 +562,7 @@ def render_replay(scene: SceneSpec, pair: AssetPair, options: ReplayOptions) -> 
         rect = (int(p["r1"]), int(p["r2"]), int(p["c1"]), int(p["c2"]))
         base, cue = render_grid_images(majority, target, rows=scene.rows, cols=scene.cols,
                                        cell_size=scene.cell_size, target_cells=scene.target_cells,
-                                       cue_rect=rect, cue_type=scene.cue_type, cue=options.cue)
+                                       cue_rect=rect, cue_type=cue_style(scene)[0], cue=options.cue)
         images = {base_rec.path: encode_png(base, options.png_compress_level),
                   cue_image_record(scene).path: encode_png(cue, options.png_compress_level)}
         return RenderedReplay(images, "rendered", visible)
@@ -580,6 +599,9 @@ def replay_scene(rs: ReplayScene, options: ReplayOptions, manifest: Mapping[str,
         problems.extend(compare_row(item.row, derived, scene.scene_id, item.where))
         rows.append(derived)
     resolved = resolve_assets(scene, options, manifest)
+    cue_sub = cue_style(scene)[1] if CUE_TEMPLATE in scene.regions else None
+    if cue_sub is not None:
+        resolved = Resolved(resolved.pair, (*resolved.substitutions, cue_sub), resolved.problem)
     images: dict[str, bytes] = {}
     visible = None
     if resolved.pair is None:

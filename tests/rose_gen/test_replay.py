@@ -190,3 +190,104 @@ def test_row_without_scene_fields_is_one_line(tmp_path, capsys):
     assert replay_cli.main([str(bad), str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "rows.jsonl:1" in err and "rows" in err
+
+
+def _main_rows_for(item: InputRow) -> list[dict]:
+    """v0.1-format T1..T5 and bridge rows for a reference scene, made by our templates with
+    T2/T4/T5 regions chosen here (v0.1 publishes no main rows to read)."""
+    from dataclasses import replace
+
+    from rose_gen.regions import case_of, region_mask, target_mask
+    from rose_gen.replay import rebuild_scene
+    from rose_gen.schema import RegionSpec, base_image_record, cue_image_record
+    from rose_gen.templates import build_scene_rows
+
+    scene = rebuild_scene([item]).scene
+    targets = target_mask(scene.rows, scene.cols, scene.target_cells)
+
+    def region(rtype: str, params: dict) -> RegionSpec:
+        inside = region_mask(rtype, params, scene.rows, scene.cols)
+        case = case_of(int((targets & inside).sum()), int(targets.sum()))
+        return RegionSpec(rtype, params, case, case)
+
+    regions = {
+        **scene.regions,
+        "T2_COUNT_LOCAL_NUMERIC": region("ROW_RANGE", {"r1": 1, "r2": 2}),
+        "T4_CLICK_VISUAL_REGION": region("VISUAL_REGION", {"r1": 2, "r2": 4, "c1": 2, "c2": 5}),
+        "T5_CLICK_COUNT_EXCLUSION": region("EXCLUSION", {"exclude_type": "COL_RANGE",
+                                                         "exclude_params": {"c1": 1, "c2": 2}}),
+    }
+    difficulty = dict.fromkeys(("T1_COUNT_GLOBAL", "T2_COUNT_LOCAL_NUMERIC", "T3_CLICK_LOCAL_NUMERIC",
+                                "T4_CLICK_VISUAL_REGION", "T5_CLICK_COUNT_EXCLUSION"), "medium")
+    scene = replace(scene, regions=regions, difficulty=difficulty, cue_type="OUTLINE_BOX")
+    rows = build_scene_rows(scene, base_image_record(scene), cue_image_record(scene))
+    out = rows.main + [r for rs in rows.bridges.values() for r in rs]
+    for r in out:
+        r.pop("difficulty_inputs")
+    return out
+
+
+def _write_v01_folder(folder: Path, rows: list[dict]) -> None:
+    main = [r for r in rows if not r.get("bridge_task")]
+    (folder).mkdir(parents=True)
+    (folder / "metadata_test.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in main),
+                                                encoding="utf-8")
+    for template, name in (("T1B_CLICK_GLOBAL", "global_click"), ("T2B_COUNT_LOCAL_MATCHED", "matched_local_count")):
+        path = folder / "analysis" / "data" / name / "metadata_test.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if r["task_template"] == template),
+                        encoding="utf-8")
+
+
+@needs_reference
+def test_main_rows_and_cue_images_replay(reference_items, tmp_path):
+    by_scene = {i.row["scene_id"]: i for i in reference_items}
+    rows = _main_rows_for(by_scene["ECONSCENE_000001"]) + _main_rows_for(by_scene["CHSCENE_000056"])
+    folder, out = tmp_path / "v01", tmp_path / "out"
+    _write_v01_folder(folder, rows)
+    assert replay_cli.main([str(folder), str(out)]) == 0
+    report = json.loads((out / "replay_report.json").read_text(encoding="utf-8"))
+    assert report["inconsistencies"] == [] and report["rows"] == 14
+    # CHSCENE_000056's simsun stand-in lacks one character: its main rows are withheld, reported.
+    assert report["withheld_main_rows"] == [r["item_id"] for r in rows[7:12]]
+    main = [json.loads(line) for line in (out / "metadata_test.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["item_id"] for r in main] == [r["item_id"] for r in rows[:5]]
+    assert {r["replay_image_status"] for r in main} == {"rendered"}
+    t4 = main[3]
+    assert t4["image"].endswith("ECONIMG_000002.png")
+    base = np.asarray(Image.open(out / main[0]["image"]).convert("RGB")).astype(int)
+    cue = np.asarray(Image.open(out / t4["image"]).convert("RGB")).astype(int)
+    cell = t4["cell_size"]
+    changed = np.abs(base - cue).max(axis=-1) > 0
+    inside = np.zeros_like(changed)
+    inside[1 * cell:4 * cell, 1 * cell:5 * cell] = True
+    assert changed.any() and not (changed & ~inside).any()  # the outline stays in the rectangle
+    assert not changed[1 * cell + 8:4 * cell - 8, 1 * cell + 8:5 * cell - 8].any()  # only along its edge
+
+
+@needs_reference
+def test_replay_is_deterministic(reference_items, tmp_path):
+    picked = [i.row for i in reference_items if i.row["rose_subset"] == "ROSE-PixelContent"][:2]
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), encoding="utf-8")
+    assert replay_cli.main([str(src), str(tmp_path / "a")]) == 0
+    assert replay_cli.main([str(src), str(tmp_path / "b")]) == 0
+    a = (tmp_path / "a" / "export_summary.json").read_bytes()
+    assert a == (tmp_path / "b" / "export_summary.json").read_bytes()
+
+
+@needs_reference
+def test_pixel_assets_folder_supplies_the_original_file(reference_items, tmp_path):
+    from rose_gen import pixel_assets as px
+
+    item = next(i for i in reference_items if i.row["rose_subset"] == "ROSE-PixelEdit")
+    folder = tmp_path / "pixels"
+    folder.mkdir()
+    sprite = px.procedural_family(7, 0)[0]
+    Image.fromarray(sprite, mode="RGBA").save(folder / item.row["pair_key"])
+    (outcome,) = replay_rows([item], ReplayOptions(pixel_assets=str(folder)))
+    (sub,) = outcome.substitutions
+    assert sub.asked == item.row["pair_key"] and str(folder) in sub.used and sub.kind == "same_design"
+    assert outcome.visible and outcome.images
+    (other,) = replay_rows([item], ReplayOptions(render=False))
+    assert other.substitutions[0].kind == "stand_in"
