@@ -699,7 +699,8 @@ def audit_scene(rs: ReplayScene, images_dir: Path) -> dict[str, Any]:
     """Are the original base image's odd cells where the metadata says? (one scene)"""
     scene = rs.scene
     rel = base_image_record(scene).path
-    listed = str(rs.rows[0].row.get("image", rel))
+    base_rows = [i.row for i in rs.rows if i.row.get("image_cue_type", "NONE") == "NONE" and "image" in i.row]
+    listed = str(base_rows[0]["image"]) if base_rows else rel
     candidates = [images_dir / listed, images_dir / rel, images_dir / Path(listed).name]
     path = next((p for p in candidates if p.is_file()), None)
     record: dict[str, Any] = {"scene_id": scene.scene_id, "image": listed,
