@@ -625,6 +625,16 @@ def replay_rows(items: Sequence[InputRow], options: ReplayOptions) -> list[Scene
     return [replay_scene(rs, options, manifest) for rs in group_scenes(items)]
 
 
+def table_entry(s: Substitution) -> tuple[str, str, str]:
+    """(asked, used, kind) at the level of the substitution table: font names, emoji styles and
+    vendors (``twemoji_svg`` -> ``twemoji``), pixel files as one class per subset."""
+    if s.what.endswith("emoji"):
+        return s.asked.split(":")[0], s.used.split(":")[0], s.kind
+    if s.what.startswith("pixel"):
+        return s.what, "procedural stand-in" if s.kind == "stand_in" else "--pixel_assets file", s.kind
+    return s.asked, s.used, s.kind
+
+
 def summarize(outcomes: Sequence[SceneOutcome]) -> dict[str, Any]:
     """Counts per subset and kind, the font/style table, inconsistencies and unrendered scenes."""
     kinds: dict[str, dict[str, int]] = {}
@@ -633,11 +643,7 @@ def summarize(outcomes: Sequence[SceneOutcome]) -> dict[str, Any]:
         per = kinds.setdefault(o.scene.subset, dict.fromkeys(KINDS, 0))
         per[o.kind] += 1
         for s in o.substitutions:
-            asked = s.asked if s.what == "font" else s.asked.split(":")[0] if "emoji" in s.what else s.what
-            used = s.used if s.what == "font" else s.used.split(":")[0] if "emoji" in s.what else s.used.split(" ")[0]
-            if s.what.startswith("pixel"):
-                used = "procedural stand-in" if s.kind == "stand_in" else "--pixel_assets file"
-            k = (o.scene.subset, asked, used, s.kind)
+            k = (o.scene.subset, *table_entry(s))
             assets[k] = assets.get(k, 0) + 1
     totals = dict.fromkeys(KINDS, 0)
     for per in kinds.values():

@@ -291,3 +291,22 @@ def test_pixel_assets_folder_supplies_the_original_file(reference_items, tmp_pat
     assert outcome.visible and outcome.images
     (other,) = replay_rows([item], ReplayOptions(render=False))
     assert other.substitutions[0].kind == "stand_in"
+
+
+def test_audit_of_a_missing_image_folder_is_one_line(tmp_path, capsys):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("", encoding="utf-8")
+    assert replay_cli.main([str(rows), "--compare_images", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "none" in err
+
+
+@needs_reference
+def test_unusable_region_is_one_line(reference_items, tmp_path, capsys):
+    row = dict(reference_items[0].row)
+    row["region_params"] = {"r1": 40, "r2": 41}
+    bad = tmp_path / "rows.jsonl"
+    bad.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert replay_cli.main([str(bad), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "rows.jsonl:1" in err and not (tmp_path / "out").exists()
