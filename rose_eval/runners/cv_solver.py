@@ -44,6 +44,7 @@ TINT_LEVEL = 20.0  # median 0-255 difference of a tinted cell from the majority
 TINT_ALPHA_GUESS = 0.35  # tint strength assumed when a tile is flat (gain cannot be fitted)
 OUTLINE_LEVEL = 60.0  # 0-255 difference of an outline pixel from the majority
 MIN_OUTLINE_COVER = 0.6  # share of a rectangle side the outline must cover
+OUTLINE_LINE_COVER = 0.7  # a pixel line along a side belongs to the frame above this cover
 
 
 class CVError(ValueError):
@@ -364,16 +365,26 @@ def find_highlight(diff: np.ndarray, grid: Grid) -> tuple[Span, np.ndarray]:
     # An outline leaves most of each cell alone; a tint (MASK cue) changes all of it.
     if np.mean(_tile_medians(diff, grid)[span.mask(grid.rows, grid.cols)] > TINT_LEVEL) > 0.5:
         raise CVError("the highlight is filled, not an outline")
-    # Outline pixels: outline hits within the band of the rectangle's four sides (dilated).
+    # Outline pixels: the lines of each side's band that the outline covers along (nearly)
+    # the whole side. Partial lines are content (an edit in the cue colour next to the
+    # frame stays visible), so they are kept. Two pixels of margin absorb blur and JPEG.
     c = grid.cell
-    near = np.zeros_like(hit)
     y_top, y_bot = (span.rows[0] - 1) * c, span.rows[1] * c
     x_left, x_right = (span.cols[0] - 1) * c, span.cols[1] * c
+    outline = np.zeros_like(hit)
+
+    def frame_lines(block: np.ndarray) -> np.ndarray:
+        covered = block.mean(axis=1) >= OUTLINE_LINE_COVER
+        return uniform_filter(covered.astype(np.float32), size=5) > 0
+
     for y in (y_top, y_bot):
-        near[max(0, y - band): y + band + 1, max(0, x_left - band): x_right + band + 1] = True
+        y0, y1 = max(0, y - band), min(hit.shape[0], y + band + 1)
+        lines = frame_lines(hit[y0:y1, x_left:x_right])
+        outline[y0:y1, max(0, x_left - 2): x_right + 2] |= lines[:, None]
     for x in (x_left, x_right):
-        near[max(0, y_top - band): y_bot + band + 1, max(0, x - band): x + band + 1] = True
-    outline = uniform_filter((hit & near).astype(np.float32), size=5) > 0
+        x0, x1 = max(0, x - band), min(hit.shape[1], x + band + 1)
+        lines = frame_lines(hit[y_top:y_bot, x0:x1].T)
+        outline[max(0, y_top - 2): y_bot + 2, x0:x1] |= lines[None, :]
     return span, outline
 
 

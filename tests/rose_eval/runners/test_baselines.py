@@ -172,3 +172,21 @@ def _failing_run(root: Path, tmp_path: Path) -> list[str]:
     out = tmp_path / "f.jsonl"
     assert main(["--dataset_root", str(root), "--solver", "cv", "--output", str(out), "--no_progress"]) == 1
     return out.read_text().splitlines()
+
+
+@pytest.mark.parametrize("degraded", [False, True])
+def test_cv_keeps_an_edit_in_the_cue_colour_under_the_frame(degraded):
+    """Seen on a real PixelEdit scene: a red edit touching the top of a cell on the frame's row."""
+    cell, rows, cols = 120, 9, 9
+    majority = shape_tile(cell, (60, 70, 200), False)
+    target = majority.copy()
+    target.paste((230, 0, 0), (cell // 3, 3, cell // 2, cell // 6))
+    targets = {(4, 4), (8, 2)}
+    image = compose(majority, target, rows, cols, targets)
+    cue = outline(image, cell, (4, 6, 3, 6))
+    if degraded:
+        cue = degrade(cue)
+    reading = read_item(np.asarray(cue, dtype=np.float32), "Click all cells that are different from the majority "
+                        "inside the highlighted region. Answer only using CLICK(Rr,Cc); ...; DONE.")
+    found = reading.exceptions & reading.region
+    assert {(int(r) + 1, int(c) + 1) for r, c in zip(*np.nonzero(found), strict=True)} == {(4, 4)}
