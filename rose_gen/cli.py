@@ -55,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from omegaconf import OmegaConf
 
     from rose_gen.export import ReleaseError
+    from rose_gen.pipeline import PluginError
     from rose_gen.plan import PlanError
     from rose_gen.registry import RegistryError
 
@@ -69,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rose_gen.pipeline import generate_release
 
         result = generate_release(config, progress=_progress(config.progress))
-    except (ConfigError, PlanError, RegistryError, ReleaseError) as exc:
+    except (ConfigError, PlanError, PluginError, RegistryError, ReleaseError) as exc:
         print(f"rose-gen: error: {exc}", file=sys.stderr)
         return 2
     except (RuntimeError, OSError) as exc:  # AssetError, ManifestError, RenderError, disk errors

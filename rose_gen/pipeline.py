@@ -78,11 +78,19 @@ def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
                        rows=build_scene_rows(scene, base, cue))
 
 
+class PluginError(ValueError):
+    """A module named in ``plugins`` cannot be imported (one-line message)."""
+
+
 def import_plugins(modules: Sequence[str]) -> None:
     """Import built-in sources and the extra modules that register sources."""
     load_sources()
     for name in modules:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise PluginError(f"plugins: cannot import {name!r} ({exc}); check the module name and that its "
+                              "package is installed") from None
 
 
 _worker_settings: RenderSettings | None = None

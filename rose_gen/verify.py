@@ -229,7 +229,7 @@ def explain(summary: Mapping[str, Any], sources: Iterable[str]) -> str:
 def _rederive(root: Path, summary: Mapping[str, Any], main: Mapping[str, list[dict[str, Any]]],
               report: VerifyReport, rerender: str) -> None:
     from rose_gen.config import ConfigError, config_from_recorded
-    from rose_gen.pipeline import plan_release, process_scene, scene_rows
+    from rose_gen.pipeline import PluginError, plan_release, process_scene, scene_rows
     from rose_gen.plan import PlanError
     from rose_gen.registry import RegistryError
     from rose_gen.sources import AssetError
@@ -237,7 +237,7 @@ def _rederive(root: Path, summary: Mapping[str, Any], main: Mapping[str, list[di
     try:
         config = config_from_recorded(dict(summary.get("config", {})))
         scenes = plan_release(config)
-    except (ConfigError, PlanError, RegistryError, AssetError, ImportError) as exc:
+    except (ConfigError, PlanError, PluginError, RegistryError, AssetError) as exc:
         report.problems.append(f"cannot re-derive the release from its recorded config: {exc}")
         return
     sources = {s.source for s in scenes}

@@ -57,6 +57,9 @@ BAD = [
     (["subset.glyph.region_sizes.rect_max=12"], "larger than the smallest"),
     (["subset.glyph.source=nosuch"], "unknown visual source 'nosuch'"),
     (["seed=[1"], "no viable alternative"),
+    (["plugins=[no.such.module]"], "plugins: cannot import 'no.such.module'"),
+    (["difficulty=nope"], "unknown difficulty 'nope'"),
+    (["subset.glyph.layout.cell_size=[1]"], "cell_size must be [min, max]"),
     (["--verbose"], "unknown option --verbose"),
 ]
 
