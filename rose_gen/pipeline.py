@@ -18,16 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rose_gen.degrade import needs_preset_render, render_preset_scene
-from rose_gen.render import CUE_TEMPLATE, RenderSettings, render_scene
-from rose_gen.schema import ImageRecord, SceneRows, SceneSpec
+from rose_gen.render import RenderSettings, render_scene
+from rose_gen.schema import SceneRows, SceneSpec, base_image_record, cue_image_record
 from rose_gen.sources import SOURCES, load_sources
 from rose_gen.templates import build_scene_rows
 
 if TYPE_CHECKING:  # workers import this module: keep Hydra and pyarrow out of it
     from rose_gen.config import GenConfig
-
-BASE_NOTE = "base image without visual cue"
-CUE_NOTE = "cue image with highlighted region"
 
 # Python packages whose versions can change the bytes of a release.
 RENDER_LIBRARIES: tuple[str, ...] = ("numpy", "pillow", "pyarrow", "fonttools", "cairosvg", "cairocffi",
@@ -43,26 +40,9 @@ class SceneResult:
     rows: SceneRows
 
 
-def image_path(subset: str, image_id: str) -> str:
-    """Release-relative image path (``images/<subset>/<image_id>.png``)."""
-    return f"images/{subset}/{image_id}.png"
-
-
-def image_records(scene: SceneSpec) -> tuple[ImageRecord, ImageRecord]:
-    """The base and cue image records of a scene (no pixels needed)."""
-    base = ImageRecord(image_id=scene.base_image_id, path=image_path(scene.subset, scene.base_image_id),
-                       width=scene.width, height=scene.height, split=scene.image_split, cue_type="NONE",
-                       region_type="GLOBAL", region_params={}, note=BASE_NOTE)
-    rect = scene.regions[CUE_TEMPLATE]
-    cue = ImageRecord(image_id=scene.cue_image_id, path=image_path(scene.subset, scene.cue_image_id),
-                      width=scene.width, height=scene.height, split=scene.image_split, cue_type=scene.cue_type,
-                      region_type=rect.type, region_params=dict(rect.params), note=CUE_NOTE)
-    return base, cue
-
-
 def scene_rows(scene: SceneSpec) -> SceneRows:
     """The task rows of a scene (pure; what :func:`process_scene` returns beside the images)."""
-    return build_scene_rows(scene, *image_records(scene))
+    return build_scene_rows(scene, base_image_record(scene), cue_image_record(scene))
 
 
 def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
@@ -72,7 +52,7 @@ def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
         rendered = render_preset_scene(scene, source, settings)
     else:
         rendered = render_scene(scene, source, settings)
-    base, cue = image_records(scene)
+    base, cue = base_image_record(scene), cue_image_record(scene)
     return SceneResult(scene_id=scene.scene_id,
                        images={base.path: rendered.base_png, cue.path: rendered.cue_png},
                        rows=build_scene_rows(scene, base, cue))
