@@ -28,12 +28,12 @@ REGION_TEMPLATES: tuple[str, ...] = (
 Cell = tuple[int, int]
 
 
-def _plain(value: Any) -> Any:
+def plain_json(value: Any) -> Any:
     """A JSON-safe deep copy: mappings -> dict, tuples/lists -> list."""
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_json(v) for v in value]
     return value
 
 
@@ -44,8 +44,8 @@ def asset_pair_to_json(pair: AssetPair) -> dict[str, Any]:
         "majority": pair.majority,
         "target": pair.target,
         "pair_key": pair.pair_key,
-        "row_fields": _plain(pair.row_fields),
-        "render": _plain(pair.render),
+        "row_fields": plain_json(pair.row_fields),
+        "render": plain_json(pair.render),
         "similarity": pair.similarity,
     }
 
@@ -87,7 +87,7 @@ class RegionSpec:
     def to_json(self) -> dict[str, Any]:
         return {
             "type": self.type,
-            "params": _plain(self.params),
+            "params": plain_json(self.params),
             "case": self.case,
             "wanted_case": self.wanted_case,
         }
@@ -96,7 +96,7 @@ class RegionSpec:
     def from_json(cls, data: Mapping[str, Any]) -> RegionSpec:
         return cls(
             type=data["type"],
-            params=_plain(data["params"]),
+            params=plain_json(data["params"]),
             case=data["case"],
             wanted_case=data["wanted_case"],
         )
@@ -186,11 +186,11 @@ class SceneSpec:
             "regions": {name: region.to_json() for name, region in self.regions.items()},
             "cue_type": self.cue_type,
             "difficulty": dict(self.difficulty),
-            "difficulty_inputs": _plain(self.difficulty_inputs),
+            "difficulty_inputs": plain_json(self.difficulty_inputs),
             "dataset_version": self.dataset_version,
             "protocol_version": self.protocol_version,
             "pair_cycle": self.pair_cycle,
-            "extra": _plain(self.extra),
+            "extra": plain_json(self.extra),
         }
 
     @classmethod
@@ -215,11 +215,11 @@ class SceneSpec:
             regions={k: RegionSpec.from_json(v) for k, v in data["regions"].items()},
             cue_type=data["cue_type"],
             difficulty=dict(data["difficulty"]),
-            difficulty_inputs=_plain(data["difficulty_inputs"]),
+            difficulty_inputs=plain_json(data["difficulty_inputs"]),
             dataset_version=data.get("dataset_version", DATASET_VERSION),
             protocol_version=data.get("protocol_version", "v0.3"),
             pair_cycle=int(data.get("pair_cycle", 0)),
-            extra=_plain(data.get("extra", {})),
+            extra=plain_json(data.get("extra", {})),
         )
 
 
@@ -250,13 +250,13 @@ class ImageRecord:
             "split": self.split,
             "cue_type": self.cue_type,
             "region_type": self.region_type,
-            "region_params": _plain(self.region_params),
+            "region_params": plain_json(self.region_params),
             "note": self.note,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ImageRecord:
-        return cls(**{**data, "region_params": _plain(data["region_params"])})
+        return cls(**{**data, "region_params": plain_json(data["region_params"])})
 
 
 @dataclass(frozen=True)

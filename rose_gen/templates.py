@@ -8,7 +8,7 @@ two image records into task rows with every v0.1 field in v0.1's key order (plus
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from rose_gen.prompts import (
 )
 from rose_gen.regions import region_mask, region_phrase
 from rose_gen.registry import Registry
-from rose_gen.schema import ImageRecord, RegionSpec, SceneRows, SceneSpec
+from rose_gen.schema import ImageRecord, RegionSpec, SceneRows, SceneSpec, plain_json
 
 GLOBAL_REGION = RegionSpec("GLOBAL", {}, "all", "all")
 
@@ -192,7 +192,7 @@ def task_row(
         "selection_predicate": vocab.SELECTION_PREDICATE,
         "target_rule": vocab.TARGET_RULE,
         "region_type": region.type,
-        "region_params": _json_copy(region.params),
+        "region_params": plain_json(region.params),
         "region_case": region.case,
         "cue_type": image.cue_type,
         "prompt_global": PROMPT_GLOBAL,
@@ -225,25 +225,17 @@ def task_row(
     row["grid_size_profile"] = scene.grid_size_profile
     row["target_cells"] = [[r, c] for r, c in scene.target_cells]
     for key, value in scene.pair.row_fields.items():
-        row[key] = _json_copy(value)
+        row[key] = plain_json(value)
     row["image_split"] = image.split
     row["image_cue_type"] = image.cue_type
     row["image_region_type"] = image.region_type
-    row["image_region_params"] = _json_copy(image.region_params)
+    row["image_region_params"] = plain_json(image.region_params)
     row["image_note"] = image.note
     if tmpl.bridge is not None:
         src = TEMPLATES.get(tmpl.bridge.source_template)
         row.update(tmpl.bridge.fields(own_id, src.name, src.task_mode))
-    row["difficulty_inputs"] = _json_copy(scene.difficulty_inputs.get(source_name, {}))
+    row["difficulty_inputs"] = plain_json(scene.difficulty_inputs.get(source_name, {}))
     return row
-
-
-def _json_copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _json_copy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_copy(v) for v in value]
-    return value
 
 
 def build_scene_rows(scene: SceneSpec, base: ImageRecord, cue: ImageRecord) -> SceneRows:
