@@ -37,7 +37,7 @@ from PIL import Image
 from scipy import ndimage
 
 from rose_gen.rng import seed_sequence
-from rose_gen.sources.base import AssetError
+from rose_gen.sources.base import AssetError, AssetPair
 from rose_gen.visibility import TileDifference, is_visible, tile_difference
 
 CRAWL_TILE_DIR = Path("/usr/share/crawl/dat/tiles")
@@ -1020,3 +1020,51 @@ def asset_versions(manifests: Sequence[str]) -> dict[str, str]:
     for name in manifests:
         out[f"assets_manifest:{name}.json"] = sha256_file(manifest_path(name))
     return dict(sorted(out.items()))
+
+
+# ---------------------------------------------------------------- shared source behaviour
+
+SPRITE_SOURCES = ("crawl", "procedural")  # licence records every pixel subset names
+ROLES = ("majority", "target")
+
+
+class PixelPoolSource:
+    """What the two pixel-art sources share: the pool walk over sprite sources, the role
+    check, asset versions and licences.
+
+    A subclass sets ``info`` and ``manifests`` (the pixel manifests it reads besides the
+    atlases) and supplies ``_manifest_pool(kind)`` and ``_user_pool(opts)``.
+    """
+
+    manifests: tuple[str, ...] = ()
+
+    def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
+        """Pool entries in a stable order: sprite sources in option order, then each source's order."""
+        opts = parse_pool_options(options)
+        pairs: list[AssetPair] = []
+        for kind in opts.sprites:
+            pairs.extend(self._user_pool(opts) if kind == "user" else self._manifest_pool(kind))
+        return pairs[: opts.max_pairs] if opts.max_pairs else pairs
+
+    @staticmethod
+    def _manifest_pool(kind: str) -> list[AssetPair]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _user_pool(opts: PixelPoolOptions) -> list[AssetPair]:
+        raise NotImplementedError
+
+    @staticmethod
+    def role_name(pair: AssetPair, role: str) -> str:
+        """The pair's majority or target name (ValueError for any other role)."""
+        if role not in ROLES:
+            raise ValueError(f"role must be 'majority' or 'target', got {role!r}")
+        return pair.majority if role == "majority" else pair.target
+
+    def asset_versions(self) -> dict[str, str]:
+        """sha256 of the atlases and manifests this source reads (recorded in the release)."""
+        return asset_versions(self.manifests)
+
+    def licences(self) -> list[dict[str, Any]]:
+        """Licence records of the sprite sources this subset can draw from."""
+        return licence_records(default_library().manifest, SPRITE_SOURCES)

@@ -12,7 +12,7 @@ Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.Pixel
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,8 +40,11 @@ def _pair(a: str, b: str, source: str, family: str, similarity: float, render: d
                      render=render, similarity=similarity)
 
 
-class PixelContentSource:
-    """The ``pixel_content`` visual source (see the module docstring)."""
+class PixelContentSource(px.PixelPoolSource):
+    """The ``pixel_content`` visual source (see the module docstring).
+
+    Pool: related pairs, manifest order per sprite source; a user folder's pairs by pair key.
+    """
 
     info = SourceInfo(
         name="pixel_content",
@@ -51,14 +54,7 @@ class PixelContentSource:
         item_seed_base=202700000000,
         layout_family="pixel_content",
     )
-
-    def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
-        """Related pairs, in a stable order (sprite sources in option order, then pair key)."""
-        opts = px.parse_pool_options(options)
-        pairs: list[AssetPair] = []
-        for kind in opts.sprites:
-            pairs.extend(self._user_pool(opts) if kind == "user" else self._manifest_pool(kind))
-        return pairs[: opts.max_pairs] if opts.max_pairs else pairs
+    manifests = ("pixel_sprites", "pixel_content_pairs")
 
     @staticmethod
     def _manifest_pool(kind: str) -> list[AssetPair]:
@@ -111,19 +107,9 @@ class PixelContentSource:
 
     def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
         """The majority or target sprite, nearest-neighbour stretched to ``cell_size``."""
-        if role not in ("majority", "target"):
-            raise ValueError(f"role must be 'majority' or 'target', got {role!r}")
-        name = pair.majority if role == "majority" else pair.target
+        name = self.role_name(pair, role)
         side = "a" if name == pair.render["a"].get("sprite", pair.render["a"].get("file")) else "b"
         return px.render_sprite(px.render_pixels(pair.render[side]), cell_size)
-
-    def asset_versions(self) -> dict[str, str]:
-        """sha256 of the atlases and manifests this source reads (recorded in the release)."""
-        return px.asset_versions(("pixel_sprites", "pixel_content_pairs"))
-
-    def licences(self) -> list[dict[str, Any]]:
-        """Licence records of the sprite sources this subset can draw from."""
-        return px.licence_records(px.default_library().manifest, ("crawl", "procedural"))
 
 
 SOURCES.add("pixel_content", PixelContentSource())

@@ -13,7 +13,7 @@ Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.Pixel
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -47,8 +47,12 @@ def _pair(sprite: str, source: str, family: str, render: dict[str, Any], base: M
                      row_fields=row_fields, render={**render, "edit": dict(edit)}, similarity=float(base["ssim"]))
 
 
-class PixelEditSource:
-    """The ``pixel_edit`` visual source (see the module docstring)."""
+class PixelEditSource(px.PixelPoolSource):
+    """The ``pixel_edit`` visual source (see the module docstring).
+
+    Pool: base sprites with their edits, manifest order per sprite source; a user folder's
+    sprites by file name.
+    """
 
     info = SourceInfo(
         name="pixel_edit",
@@ -58,14 +62,7 @@ class PixelEditSource:
         item_seed_base=202700000000,
         layout_family="pixel_edit",
     )
-
-    def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
-        """Base sprites with their edits, in a stable order (sprite sources in option order)."""
-        opts = px.parse_pool_options(options)
-        pairs: list[AssetPair] = []
-        for kind in opts.sprites:
-            pairs.extend(self._user_pool(opts) if kind == "user" else self._manifest_pool(kind))
-        return pairs[: opts.max_pairs] if opts.max_pairs else pairs
+    manifests = ("pixel_sprites", "pixel_edit_bases")
 
     @staticmethod
     def _manifest_pool(kind: str) -> list[AssetPair]:
@@ -116,22 +113,12 @@ class PixelEditSource:
 
     def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
         """The majority or target sprite, nearest-neighbour stretched to ``cell_size``."""
-        if role not in ("majority", "target"):
-            raise ValueError(f"role must be 'majority' or 'target', got {role!r}")
-        name = pair.majority if role == "majority" else pair.target
+        name = self.role_name(pair, role)
         if name.endswith(EDITED_SUFFIX):
             pixels = px.edited_pixels(pair.render, px.EditSpec.from_json(pair.render["edit"]))
         else:
             pixels = px.render_pixels(pair.render)
         return px.render_sprite(pixels, cell_size)
-
-    def asset_versions(self) -> dict[str, str]:
-        """sha256 of the atlases and manifests this source reads (recorded in the release)."""
-        return px.asset_versions(("pixel_sprites", "pixel_edit_bases"))
-
-    def licences(self) -> list[dict[str, Any]]:
-        """Licence records of the sprite sources this subset can draw from."""
-        return px.licence_records(px.default_library().manifest, ("crawl", "procedural"))
 
 
 SOURCES.add("pixel_edit", PixelEditSource())
