@@ -35,7 +35,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from assets_manifest import ManifestError, load_manifest, manifest_path, sha256_bytes, sha256_file
 from rose_gen.registry import Registry
-from rose_gen.sources.base import AssetError
+from rose_gen.sources.base import AssetError, AssetPair
 
 NOTO_FONT_PATH = Path("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")
 NOTO_BITMAP_SIZE = 109  # the only size the CBDT strike renders at
@@ -616,3 +616,49 @@ def check_pair(tile_a: Image.Image, tile_b: Image.Image, rule: VisibilityRule) -
     diff = tile_difference(tile_a, tile_b)
     return PairCheck(ink_a=ink_a, ink_b=ink_b, changed_fraction=diff.changed_fraction, ssim=diff.ssim,
                      visible=judge(ink_a, ink_b, diff.changed_fraction, diff.ssim, rule))
+
+
+# ---------------------------------------------------------------- shared source behaviour
+
+ROLES = ("majority", "target")
+
+
+def asset_spec(record: Mapping[str, Any], vendor: str) -> dict[str, str]:
+    """The render entry of an identity record drawn by ``vendor``: vendor, key, path, sha256."""
+    f = record["files"][vendor]
+    return {"vendor": vendor, "key": record["key"], "path": f["path"], "sha256": f["sha256"]}
+
+
+def render_role(pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+    """Render the ``majority`` or ``target`` asset of an emoji pair (checksum-checked, cached)."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    spec = pair.render[role]
+    return render_asset(EmojiAsset(vendor=spec["vendor"], key=spec["key"], path=spec["path"],
+                                   sha256=spec["sha256"]), cell_size)
+
+
+class EmojiPairSource:
+    """What the two emoji sources share: role tiles, vendor licences and manifest versions.
+
+    A subclass sets ``info`` and ``manifests`` (the manifests that pin its emoji files) and
+    supplies ``pool`` and ``orient``.
+    """
+
+    manifests: tuple[str, ...] = ()
+
+    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+        """The role's asset (``pair.render[role]``): ``cell_size`` square RGB on white."""
+        return render_role(pair, role, cell_size)
+
+    def licences(self) -> list[dict[str, str]]:
+        """Licence entries of the three vendors (for the release's LICENSES.md)."""
+        return vendor_licences(STYLE_VENDORS)
+
+    def attribution(self) -> list[dict[str, str]]:
+        """Same as :meth:`licences` (the name the pipeline asks for)."""
+        return self.licences()
+
+    def asset_versions(self) -> dict[str, str]:
+        """sha256 of the manifests that pin every emoji file's sha256."""
+        return manifest_versions(list(self.manifests))

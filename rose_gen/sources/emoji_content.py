@@ -22,22 +22,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from rose_gen.emoji_assets import (
     EMOJI_VENDORS,
     STYLE_VENDORS,
+    EmojiPairSource,
     VisibilityRule,
+    asset_spec,
     check_verification,
     emoji_manifest,
     identity_records,
     judge,
-    manifest_versions,
     require_vendors,
-    vendor_licences,
 )
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
-from rose_gen.sources.emoji_style import render_role
 
 INFO = SourceInfo(name="emoji_content", subset="ROSE-EmojiContent", id_prefix="ECON",
                   primitive_type="EMOJI_CONTENT", item_seed_base=202600000000, layout_family="glyph_emoji",
@@ -88,13 +86,9 @@ def _pair(records: Mapping[str, Mapping[str, Any]], vendor: str, majority: str, 
           pair_key: str, similarity: float) -> AssetPair:
     bg, tg = records[majority], records[target]
 
-    def spec(rec: Mapping[str, Any]) -> dict[str, str]:
-        f = rec["files"][vendor]
-        return {"vendor": vendor, "key": rec["key"], "path": f["path"], "sha256": f["sha256"]}
-
     return AssetPair(source=INFO.name, majority=f"{vendor}:{majority}", target=f"{vendor}:{target}",
                      pair_key=pair_key, row_fields=content_fields(bg, tg, vendor, similarity, pair_key),
-                     render={"majority": spec(bg), "target": spec(tg), "vendor": vendor},
+                     render={"majority": asset_spec(bg, vendor), "target": asset_spec(tg, vendor), "vendor": vendor},
                      similarity=similarity)
 
 
@@ -127,10 +121,11 @@ def content_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
     return pool
 
 
-class EmojiContentSource:
+class EmojiContentSource(EmojiPairSource):
     """The ROSE-EmojiContent visual source (see the module docstring)."""
 
     info = INFO
+    manifests = ("emoji_vendors", "emoji_style_identities", "emoji_content_pairs")
 
     def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
         """Verified in-band pairs in pair_key order (one entry per identity pair)."""
@@ -142,22 +137,6 @@ class EmojiContentSource:
         a, b = pair.majority.split(":", 1)[1], pair.target.split(":", 1)[1]
         majority, target = (a, b) if rng.random() < 0.5 else (b, a)
         return _pair(identity_records(), vendor, majority, target, pair.pair_key, float(pair.similarity or 0.0))
-
-    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
-        """The role's identity drawn by the pair's vendor: ``cell_size`` square RGB on white."""
-        return render_role(pair, role, cell_size)
-
-    def licences(self) -> list[dict[str, str]]:
-        """Licence entries of the three vendors (for the release's LICENSES.md)."""
-        return vendor_licences(STYLE_VENDORS)
-
-    def attribution(self) -> list[dict[str, str]]:
-        """Same as :meth:`licences` (the name the pipeline asks for)."""
-        return self.licences()
-
-    def asset_versions(self) -> dict[str, str]:
-        """sha256 of the manifests that pin every emoji file's sha256."""
-        return manifest_versions(["emoji_vendors", "emoji_style_identities", "emoji_content_pairs"])
 
 
 SOURCE = EmojiContentSource()

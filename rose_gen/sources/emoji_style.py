@@ -29,20 +29,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from rose_gen.emoji_assets import (
     EMOJI_VENDORS,
     STYLE_VENDORS,
-    EmojiAsset,
+    EmojiPairSource,
     VisibilityRule,
+    asset_spec,
     distinct_artwork_pairs,
     identity_records,
     judge,
-    manifest_versions,
-    render_asset,
+    render_role,  # noqa: F401  (re-exported: assets_manifest/build/contact_sheet_emoji.py imports it from here)
     require_vendors,
-    vendor_licences,
 )
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
 
@@ -51,7 +49,6 @@ INFO = SourceInfo(name="emoji_style", subset="ROSE-EmojiStyle", id_prefix="ESTY"
 
 DEFAULT_OPTIONS: dict[str, Any] = {"vendors": list(STYLE_VENDORS), "skin_tones": False,
                                    "exclude_groups": ["Component"], "groups": None, "visibility": {}}
-ROLES = ("majority", "target")
 
 
 def style_fields(record: Mapping[str, Any], majority: str, target: str) -> dict[str, Any]:
@@ -69,11 +66,6 @@ def style_fields(record: Mapping[str, Any], majority: str, target: str) -> dict[
         "background_path": record["files"][majority]["path"],
         "target_path": record["files"][target]["path"],
     }
-
-
-def _asset(record: Mapping[str, Any], vendor: str) -> dict[str, str]:
-    f = record["files"][vendor]
-    return {"vendor": vendor, "key": record["key"], "path": f["path"], "sha256": f["sha256"]}
 
 
 def _options(options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -117,16 +109,17 @@ def style_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
         pool.append(AssetPair(
             source=INFO.name, majority=f"{a}:{key}", target=f"{b}:{key}", pair_key=key,
             row_fields=style_fields(rec, a, b),
-            render={"majority": _asset(rec, a), "target": _asset(rec, b),
+            render={"majority": asset_spec(rec, a), "target": asset_spec(rec, b),
                     "vendor_pairs": [list(p) for p in ordered]},
         ))
     return pool
 
 
-class EmojiStyleSource:
+class EmojiStyleSource(EmojiPairSource):
     """The ROSE-EmojiStyle visual source (see the module docstring)."""
 
     info = INFO
+    manifests = ("emoji_vendors", "emoji_style_identities")
 
     def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
         """Verified identities in key order (one scene per identity)."""
@@ -140,34 +133,9 @@ class EmojiStyleSource:
         return AssetPair(source=pair.source, majority=f"{majority}:{pair.pair_key}",
                          target=f"{target}:{pair.pair_key}", pair_key=pair.pair_key,
                          row_fields=style_fields(rec, majority, target),
-                         render={"majority": _asset(rec, majority), "target": _asset(rec, target),
+                         render={"majority": asset_spec(rec, majority), "target": asset_spec(rec, target),
                                  "vendor_pairs": [list(p) for p in choices]},
                          similarity=pair.similarity)
-
-    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
-        """The identity drawn by the role's vendor: ``cell_size`` square RGB on white."""
-        return render_role(pair, role, cell_size)
-
-    def licences(self) -> list[dict[str, str]]:
-        """Licence entries of the three vendors (for the release's LICENSES.md)."""
-        return vendor_licences(STYLE_VENDORS)
-
-    def attribution(self) -> list[dict[str, str]]:
-        """Same as :meth:`licences` (the name the pipeline asks for)."""
-        return self.licences()
-
-    def asset_versions(self) -> dict[str, str]:
-        """sha256 of the manifests that pin every emoji file's sha256."""
-        return manifest_versions(["emoji_vendors", "emoji_style_identities"])
-
-
-def render_role(pair: AssetPair, role: str, cell_size: int) -> Image.Image:
-    """Render the ``majority`` or ``target`` asset of an emoji pair (checksum-checked, cached)."""
-    if role not in ROLES:
-        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
-    spec = pair.render[role]
-    return render_asset(EmojiAsset(vendor=spec["vendor"], key=spec["key"], path=spec["path"],
-                                   sha256=spec["sha256"]), cell_size)
 
 
 SOURCE = EmojiStyleSource()
