@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +11,6 @@ import pytest
 from rose_gen.emoji_assets import VisibilityRule, check_pair, identity_records
 from rose_gen.sources.base import SOURCES, AssetError
 from rose_gen.sources.emoji_content import DEFAULT_BAND, SOURCE, content_pool
-
-REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "rose-v0.1" / \
-    "matched_local_count_test.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -83,16 +79,11 @@ def test_tiles_exact_size_and_visibly_different(pool):
         assert SOURCE.render_tile(o, "target", 64).size == (64, 64)
 
 
-def test_row_fields_match_v01_names_and_order(pool):
+def test_row_fields_match_v01_names_and_order(pool, v01_subset_fields):
     fields = SOURCE.orient(pool[0], np.random.default_rng(0)).row_fields
     json.dumps(dict(fields), ensure_ascii=False)
     assert 0.0 <= fields["similarity"] <= 1.0
-    if not REFERENCE.is_file():
-        pytest.skip(f"v0.1 reference rows not found at {REFERENCE}")
-    with REFERENCE.open(encoding="utf-8") as fh:
-        row = next(r for r in map(json.loads, fh) if r["rose_subset"] == "ROSE-EmojiContent")
-    keys = list(row)
-    v01 = keys[keys.index("target_cells") + 1: keys.index("image_split")]
+    v01 = v01_subset_fields("ROSE-EmojiContent")
     assert list(fields) == v01
 
 

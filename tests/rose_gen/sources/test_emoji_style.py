@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,9 +10,6 @@ import pytest
 from rose_gen.emoji_assets import EMOJI_VENDORS, VisibilityRule, check_pair, identity_records
 from rose_gen.sources.base import SOURCES, AssetError
 from rose_gen.sources.emoji_style import SOURCE, style_pool
-
-REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "rose-v0.1" / \
-    "matched_local_count_test.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -92,19 +88,14 @@ def test_same_artwork_vendors_and_unknown_options_are_refused():
     assert {tuple(v) for v in two[0].render["vendor_pairs"]} == {("noto", "twemoji"), ("twemoji", "noto")}
 
 
-def test_row_fields_match_v01_names_and_order(pool):
+def test_row_fields_match_v01_names_and_order(pool, v01_subset_fields):
     o = SOURCE.orient(pool[0], np.random.default_rng(0))
     fields = o.row_fields
     assert fields["unicode_key"] == pool[0].pair_key
     assert fields["background_path"].endswith((".svg", ".png")) or "#" in fields["background_path"]
     assert "\\" not in fields["background_path"]
     json.dumps(dict(fields), ensure_ascii=False)
-    if not REFERENCE.is_file():
-        pytest.skip(f"v0.1 reference rows not found at {REFERENCE}")
-    with REFERENCE.open(encoding="utf-8") as fh:
-        row = next(r for r in map(json.loads, fh) if r["rose_subset"] == "ROSE-EmojiStyle")
-    keys = list(row)
-    v01 = keys[keys.index("target_cells") + 1: keys.index("image_split")]
+    v01 = v01_subset_fields("ROSE-EmojiStyle")
     assert list(fields) == v01
 
 
