@@ -29,7 +29,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pyarrow as pa
@@ -156,13 +156,26 @@ class ReleaseWriter:
             shutil.rmtree(self.tmp)
         self.tmp = None
 
+    def add_file(self, rel_path: str, data: bytes) -> None:
+        """Store one extra file at ``rel_path`` (release-relative, forward slashes) in the release.
+
+        It is listed with its sha256 in the summary like every other file. A path that is
+        absolute or leaves the release is refused.
+        """
+        assert self.tmp is not None, "use ReleaseWriter as a context manager"
+        parts = PurePosixPath(rel_path).parts
+        if not parts or rel_path.startswith("/") or "\\" in rel_path or ".." in parts:
+            raise ReleaseError(f"release file path {rel_path!r} must be relative, with forward slashes, "
+                               "and stay inside the release")
+        path = self.tmp.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
     def add_scene(self, rows: SceneRows, images: Mapping[str, bytes]) -> None:
         """Store one scene: its images by release path and its main and bridge rows."""
         assert self.tmp is not None, "use ReleaseWriter as a context manager"
         for rel, data in images.items():
-            path = self.tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            self.add_file(rel, data)
             self.image_paths.add(rel)
         for row in rows.main:
             if row["image"] not in self.image_paths:

@@ -82,9 +82,7 @@ def write_release(outcomes: Sequence[SceneOutcome], output_dir: Path, info: Rele
             bridges = {t: [r for r in o.rows if r["task_template"] == t] for t in BRIDGE_TEMPLATES}
             writer.add_scene(SceneRows(main=main, bridges=bridges), o.images)
         report["withheld_main_rows"] = withheld
-        assert writer.tmp is not None
-        (writer.tmp / REPORT_FILE).write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n",
-                                              encoding="utf-8")
+        writer.add_file(REPORT_FILE, (json.dumps(report, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
         path, _ = writer.commit(info)
     return path, report
 

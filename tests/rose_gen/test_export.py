@@ -174,3 +174,17 @@ def test_parquet_and_bridges_can_be_switched_off(tmp_path) -> None:
                      "metadata_test.jsonl"]
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "data/dev.parquet" not in card and "analysis/" not in card
+
+
+def test_add_file_lands_in_the_release_and_its_summary(tmp_path) -> None:
+    out = tmp_path / "rel"
+    with ReleaseWriter(out, ExportSettings(parquet=False)) as writer:
+        writer.add_file("extra/report.json", b'{"ok": true}\n')
+        for bad in ("/abs.json", "../escape.json", "a/../../b.json", "dir\\file.json", ""):
+            with pytest.raises(ReleaseError, match="stay inside the release"):
+                writer.add_file(bad, b"x")
+        path, written = writer.commit(ReleaseInfo(config={}, versions={}))
+    assert written and (path / "extra" / "report.json").read_bytes() == b'{"ok": true}\n'
+    summary = json.loads((path / SUMMARY_FILE).read_text(encoding="utf-8"))
+    assert summary["files"]["extra/report.json"] == sha256_path(path / "extra" / "report.json")
+    assert not (tmp_path / "escape.json").exists() and not (tmp_path.parent / "b.json").exists()
