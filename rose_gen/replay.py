@@ -445,6 +445,15 @@ def _procedural_pool(source: str) -> tuple[AssetPair, ...]:
     return tuple(SOURCES.get(source).pool({"sprites": ["procedural"]}))
 
 
+def _procedural_stand_in(scene: SceneSpec, what: str, entry: Mapping[str, Any]) -> Resolved:
+    """A procedural pair of the scene's source standing in for its v0.1 sprite(s), picked by pair_key."""
+    key = scene.pair.pair_key
+    stand_in = _pick(_procedural_pool(scene.source), key)
+    pair = AssetPair(source=scene.source, majority=stand_in.majority, target=stand_in.target, pair_key=key,
+                     row_fields=scene.pair.row_fields, render=stand_in.render)
+    return Resolved(pair, (Substitution(what, key, stand_in.pair_key, entry["kind"], entry["why"]),))
+
+
 @RESOLVERS.register("pixel_edit")
 def _pixel_edit(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOptions) -> Resolved:
     from rose_gen import pixel_assets as px
@@ -464,10 +473,7 @@ def _pixel_edit(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOp
         why = "original base file from --pixel_assets; the exception is our verified local edit (v0.1's edit is not recorded)"
         return Resolved(pair, (Substitution("pixel sprite", name, f"{folder / name} + our edit",
                                             entry["user_folder_kind"], why),))
-    stand_in = _pick(_procedural_pool("pixel_edit"), name)
-    pair = AssetPair(source="pixel_edit", majority=stand_in.majority, target=stand_in.target, pair_key=name,
-                     row_fields=scene.pair.row_fields, render=stand_in.render)
-    return Resolved(pair, (Substitution("pixel sprite", name, stand_in.pair_key, entry["kind"], entry["why"]),))
+    return _procedural_stand_in(scene, "pixel sprite", entry)
 
 
 @RESOLVERS.register("pixel_content")
@@ -490,10 +496,7 @@ def _pixel_content(scene: SceneSpec, manifest: Mapping[str, Any], options: Repla
                 why = "original files from --pixel_assets; the first name of pair_key is the majority (not recorded in v0.1)"
                 return Resolved(pair, (Substitution("pixel pair", key, f"{folder / a} / {folder / b}",
                                                     entry["user_folder_kind"], why),))
-    stand_in = _pick(_procedural_pool("pixel_content"), key)
-    pair = AssetPair(source="pixel_content", majority=stand_in.majority, target=stand_in.target, pair_key=key,
-                     row_fields=scene.pair.row_fields, render=stand_in.render)
-    return Resolved(pair, (Substitution("pixel pair", key, stand_in.pair_key, entry["kind"], entry["why"]),))
+    return _procedural_stand_in(scene, "pixel pair", entry)
 
 
 def resolve_assets(scene: SceneSpec, options: ReplayOptions, manifest: Mapping[str, Any] | None = None) -> Resolved:
