@@ -50,12 +50,20 @@ from rose_gen.render import (
     tile_array,
 )
 from rose_gen.schema import CUE_TEMPLATE, RegionSpec, SceneSpec, base_image_record, cue_image_record
-from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
+from rose_gen.sources import (
+    BUILTIN_SOURCE_MODULES,
+    SOURCES,
+    AssetError,
+    AssetPair,
+    SourceInfo,
+    load_sources,
+)
 from rose_gen.templates import task_row
 from rose_gen.visibility import is_visible, tile_difference
 
 MANIFEST = "replay_v0_1"
-SOURCE_MODULES = ("glyph", "emoji_style", "emoji_content", "pixel_edit", "pixel_content")
+# Built-in source names (each registers under its module name).
+BUILTIN_SOURCES = tuple(module.rsplit(".", 1)[1] for module in BUILTIN_SOURCE_MODULES)
 KINDS = ("exact", "same_design", "stand_in")
 
 # Input files of a v0.1-format folder, relative to it (bridge files as in the public repo
@@ -179,12 +187,9 @@ class ReplayScene:
 
 @lru_cache(maxsize=1)
 def subset_sources() -> dict[str, SourceInfo]:
-    """Subset name -> the info of the built-in source feeding it."""
-    import importlib
-
-    for module in SOURCE_MODULES:
-        importlib.import_module(f"rose_gen.sources.{module}")
-    return {SOURCES.get(name).info.subset: SOURCES.get(name).info for name in SOURCE_MODULES}
+    """Subset name -> the info of the built-in source feeding it (plug-ins feed no v0.1 subset)."""
+    load_sources()
+    return {SOURCES.get(name).info.subset: SOURCES.get(name).info for name in BUILTIN_SOURCES}
 
 
 def _need(item: InputRow, key: str) -> Any:
