@@ -22,6 +22,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from assets_manifest import sha256_file  # noqa: E402
+from assets_manifest.build.manifest_json import dumps_one_record_per_line, write_text_atomic  # noqa: E402
 from rose_gen.emoji_assets import (  # noqa: E402
     ART_MARGIN,
     EMOJI_VENDORS,
@@ -175,28 +176,8 @@ def build_content_pairs(identities: list[dict], asset) -> dict:
 
 
 def write_json(path: Path, doc: dict) -> None:
-    """Write atomically: a temporary file renamed over the target."""
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(dumps_one_record_per_line(doc), encoding="utf-8")
-    tmp.replace(path)
-
-
-def dumps_one_record_per_line(doc: dict) -> str:
-    """JSON with top-level keys on their own lines and each list record compact on one line."""
-    lines = ["{"]
-    items = list(doc.items())
-    for n, (key, value) in enumerate(items):
-        comma = "," if n < len(items) - 1 else ""
-        if isinstance(value, list) and value and isinstance(value[0], dict):
-            lines.append(f"{json.dumps(key)}: [")
-            for m, rec in enumerate(value):
-                sep = "," if m < len(value) - 1 else ""
-                lines.append("  " + json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + sep)
-            lines.append("]" + comma)
-        else:
-            lines.append(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}{comma}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    """Write one manifest atomically, one record a line."""
+    write_text_atomic(path, dumps_one_record_per_line(doc))
 
 
 def main(argv: list[str] | None = None) -> int:

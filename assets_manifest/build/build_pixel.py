@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from assets_manifest import MANIFEST_DIR
+from assets_manifest.build.manifest_json import dumps_one_record_per_line, write_text_atomic
 from rose_gen import pixel_assets as px
 
 SEED = 0  # procedural sprites and edit draws; changing it changes every manifest
@@ -107,20 +108,7 @@ def build() -> dict[str, str]:
 
 def dumps(doc: dict[str, Any]) -> str:
     """Stable JSON: top-level keys in order, one list item per line for readable diffs."""
-    lines = ["{"]
-    items = list(doc.items())
-    for k, (key, value) in enumerate(items):
-        comma = "," if k < len(items) - 1 else ""
-        if isinstance(value, list) and value and isinstance(value[0], dict):
-            lines.append(f"  {json.dumps(key)}: [")
-            for n, item in enumerate(value):
-                sep = "," if n < len(value) - 1 else ""
-                lines.append("    " + json.dumps(item, ensure_ascii=False, separators=(",", ":")) + sep)
-            lines.append(f"  ]{comma}")
-        else:
-            lines.append(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}{comma}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return dumps_one_record_per_line(doc, indent=2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,10 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    for name, text in docs.items():  # write each file atomically
-        tmp = args.out / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(args.out / name)
+    for name, text in docs.items():
+        write_text_atomic(args.out / name, text)
     doc = json.loads(docs["pixel_sprites.json"])
     print(f"pixel sprites: {len(doc['sprites'])}; content pairs: {len(json.loads(docs['pixel_content_pairs.json'])['pairs'])}; "
           f"edit bases: {len(json.loads(docs['pixel_edit_bases.json'])['bases'])}")
