@@ -51,7 +51,26 @@ class SourceInfo:
 
 @runtime_checkable
 class VisualSource(Protocol):
-    """What every visual source provides."""
+    """What every visual source provides.
+
+    Required: ``info``, :meth:`pool`, :meth:`orient`, :meth:`render_tile`.
+
+    Optional hooks (not part of the protocol type; the pipeline looks them up with
+    ``getattr`` and works without them):
+
+    - ``asset_versions() -> dict[str, str]``: asset file or manifest name -> sha256 of
+      every file the source reads; recorded per source under ``assets`` in
+      ``export_summary.json`` (sorted by key). Absent: an empty mapping is recorded.
+    - ``attribution() -> list[dict]``: the asset families the source draws from, with
+      their licences, for the release's ``LICENSES.md``. Each record may use
+      ``family`` or ``package`` (+ ``package_version``) or ``id``; ``license`` or
+      ``licence``; ``url`` or ``upstream``; ``notes``, ``note``, ``copyright`` and
+      ``faces`` (see ``rose_gen.pipeline.normalise_attribution``). Records are merged
+      across sources by family.
+    - ``licences() -> list[dict]``: the same records under another name; read only when
+      ``attribution`` is absent. A source with neither is listed as
+      "assets of source <name>" with no licence declared.
+    """
 
     info: SourceInfo
 
