@@ -1,6 +1,10 @@
 """Font faces: resolution from the fonts manifest, checksums, glyph verification, rendering.
 
 A face is one (file, face index[, variable weight]) entry of ``assets_manifest/fonts.json``.
+Faces come in pools (:data:`FONT_POOLS`): ``debian`` (system fonts from Debian packages, absolute
+paths; the default) and ``pip`` (Noto Sans CJK SC from the PyPI package ``manimgx-fonts-cjk``,
+a variable font at explicit weights; its ``file`` is relative to the installed Python package,
+so nothing host-specific is recorded). :func:`font_path` finds the installed file either way.
 Everything here renders with Pillow's BASIC layout (one character -> one glyph from the cmap),
 so a missing character is drawn as the face's ``.notdef`` and can be caught, instead of being
 decomposed or substituted by a shaping engine.
@@ -12,7 +16,8 @@ rendering; it has ink; its ink fits inside the cell at the scene's cell size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import importlib.util
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +28,7 @@ from fontTools.ttLib import TTFont
 from PIL import Image, ImageDraw, ImageFont
 
 from assets_manifest import ManifestError, check_file, load_manifest
+from rose_gen.registry import Registry
 from rose_gen.sources.base import AssetError
 
 # Font size as a share of the cell side (v0.1 drew glyphs at about this scale).
@@ -48,6 +54,7 @@ class FontFace:
     package: str
     licence: str
     variation_weight: float | None = None
+    installer: str = "debian"  # how the file is installed: a key of FONT_INSTALLERS
 
     def to_json(self) -> dict[str, Any]:
         """JSON-safe dict (manifest entry)."""
@@ -89,16 +96,75 @@ def face_from_entry(entry: Mapping[str, Any]) -> FontFace:
         raise ManifestError(f"fonts manifest entry {entry.get('name', '?')!r} is incomplete: {exc}") from None
 
 
-def manifest_faces(manifest: Mapping[str, Any] | None = None) -> list[FontFace]:
-    """The usable faces of the fonts manifest, in manifest order."""
+@dataclass(frozen=True)
+class FontInstaller:
+    """How the files of one kind of font package are found and installed."""
+
+    locate: Callable[[str], Path | None]  # manifest ``file`` -> installed path (None: package absent)
+    install_hint: Callable[[str], str]  # package -> the command that installs it
+
+
+def _debian_file(file: str) -> Path | None:
+    return Path(file)
+
+
+def _python_package_file(file: str) -> Path | None:
+    """``<import package>/<file inside it>`` -> the path in the installed package (no import)."""
+    top, _, rest = file.partition("/")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / rest
+
+
+FONT_INSTALLERS: Registry[FontInstaller] = Registry("font installer")
+FONT_INSTALLERS.add("debian", FontInstaller(_debian_file, lambda pkg: f"Debian package {pkg}: apt-get install {pkg}"))
+FONT_INSTALLERS.add("pip", FontInstaller(
+    _python_package_file,
+    lambda pkg: f"PyPI package {pkg}: pip install {pkg} (or pip install 'rose-toolkit[pipfonts]')"))
+
+# Face pools of the fonts manifest: pool name -> manifest key listing its faces.
+FONT_POOLS: Registry[str] = Registry("font pool")
+FONT_POOLS.add("debian", "faces")
+FONT_POOLS.add("pip", "pip_faces")
+DEFAULT_FONT_POOL = "debian"
+
+
+def manifest_faces(manifest: Mapping[str, Any] | None = None, pool: str = DEFAULT_FONT_POOL) -> list[FontFace]:
+    """The usable faces of one pool of the fonts manifest (default: the Debian pool), in order."""
     data = load_manifest("fonts") if manifest is None else manifest
-    return [face_from_entry(e) for e in data["faces"]]
+    return [face_from_entry(e) for e in data.get(FONT_POOLS.get(pool), [])]
+
+
+def all_manifest_faces(manifest: Mapping[str, Any] | None = None) -> list[FontFace]:
+    """The faces of every pool, pool by pool (for licences and asset versions)."""
+    data = load_manifest("fonts") if manifest is None else manifest
+    return [face for pool in FONT_POOLS.names() for face in manifest_faces(data, pool)]
+
+
+@lru_cache(maxsize=64)
+def _located(installer: str, file: str) -> Path | None:
+    return FONT_INSTALLERS.get(installer).locate(file)
+
+
+def font_path(face: FontFace) -> Path:
+    """Where ``face``'s file is installed (no checksum); :class:`AssetError` if its package is absent."""
+    path = _located(face.installer, face.file)
+    if path is None:
+        hint = FONT_INSTALLERS.get(face.installer).install_hint(face.package)
+        raise AssetError(f"font {face.name}: {face.file} is not installed; it is provided by {hint}")
+    return path
 
 
 def resolve_face(face: FontFace) -> Path:
     """The installed file of ``face``, checksum-checked; else :class:`AssetError` (one line)."""
+    path = font_path(face)
+    hint = FONT_INSTALLERS.get(face.installer).install_hint(face.package)
     try:
-        return check_file(face.file, face.sha256, what=f"font {face.name}", package=f"Debian package {face.package}")
+        return check_file(path, face.sha256, what=f"font {face.name}", package=hint)
     except ManifestError as exc:
         raise AssetError(str(exc)) from None
 
@@ -115,7 +181,7 @@ def _load_font(file: str, face_index: int, size: int, variation_weight: float | 
 
 def load_font(face: FontFace, size: int) -> ImageFont.FreeTypeFont:
     """Pillow font for ``face`` at pixel ``size`` with BASIC layout (cached; no checksum)."""
-    return _load_font(face.file, face.face_index, int(size), face.variation_weight)
+    return _load_font(str(font_path(face)), face.face_index, int(size), face.variation_weight)
 
 
 @lru_cache(maxsize=64)
@@ -126,7 +192,7 @@ def _cmap(file: str, face_index: int) -> frozenset[int]:
 
 def cmap_codepoints(face: FontFace) -> frozenset[int]:
     """Codepoints mapped by the face's best cmap (fontTools)."""
-    return _cmap(face.file, face.face_index)
+    return _cmap(str(font_path(face)), face.face_index)
 
 
 def _ink_mask(font: ImageFont.FreeTypeFont, text: str, canvas: int) -> np.ndarray:
@@ -224,13 +290,13 @@ def dedupe_faces(faces: Sequence[FontFace], chars: Sequence[str], *, tolerance: 
 
 
 def licences(manifest: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Licence records of the packages providing the manifest's faces (for LICENSES.md)."""
+    """Licence records of the packages providing the faces of every pool (for LICENSES.md)."""
     data = load_manifest("fonts") if manifest is None else manifest
-    used = {f["package"] for f in data["faces"]}
+    faces = all_manifest_faces(data)
     out = []
-    for pkg in sorted(used):
+    for pkg in sorted({f.package for f in faces}):
         rec = dict(data["licences"][pkg])
         rec["package"] = pkg
-        rec["faces"] = sorted(f["name"] for f in data["faces"] if f["package"] == pkg)
+        rec["faces"] = sorted(f.name for f in faces if f.package == pkg)
         out.append(rec)
     return out

@@ -1,11 +1,18 @@
-"""Regenerate assets_manifest/fonts.json from the installed Debian CJK font packages.
+"""Regenerate assets_manifest/fonts.json from the installed CJK font packages.
 
     .venv/bin/python -m assets_manifest.build.build_fonts
 
-Reads the candidate faces declared below, records each face's names, weight, sha256,
-package and licence, drops faces that render the sample characters like an earlier face
-(Mono variants) and faces that draw non-mainland forms, and writes the manifest sorted,
-without timestamps. A missing candidate file stops with one line naming its package.
+Debian pool (``faces``): reads the candidate faces declared below, records each face's names,
+weight, sha256, package and licence, drops faces that render the sample characters like an
+earlier face (Mono variants) and faces that draw non-mainland forms.
+
+pip pool (``pip_faces``): Noto Sans CJK SC (face index 2) of the variable font in the PyPI
+package ``manimgx-fonts-cjk``, at the explicit weights of :data:`PIP_WEIGHTS` (the font's
+default instance is Thin). Each instance is compared with the Debian static face of the same
+weight (ink ratio and mean grey-level difference on the sample characters; ``pip_pool``).
+
+The manifest is written sorted, without timestamps. A missing candidate file (or PyPI
+package) stops with one line naming the package to install.
 """
 
 from __future__ import annotations
@@ -13,13 +20,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 from fontTools.ttLib import TTFont
 
 from assets_manifest import manifest_path, sha256_file
 from assets_manifest.build.unihan import tgh_chars
-from rose_gen.fonts import FontFace, check_glyph, dedupe_faces
+from rose_gen.fonts import FontFace, check_glyph, dedupe_faces, face_fingerprint, font_path
+from rose_gen.sources.base import AssetError
 
 NOTO = "/usr/share/fonts/opentype/noto"
 TT = "/usr/share/fonts/truetype"
@@ -82,6 +92,16 @@ UPSTREAM: dict[str, str] = {
     "fonts-smiley-sans": "https://github.com/atelier-anchor/smiley-sans",
 }
 
+# pip pool: (PyPI distribution, file relative to its import package, face index, named instances).
+PIP_PACKAGE = "manimgx-fonts-cjk"
+PIP_FILE = "manimgx_fonts_cjk/NotoSansCJK-VF.otf.ttc"
+PIP_FACE_INDEX = 2  # Noto Sans CJK SC
+PIP_WEIGHTS = (("Light", 300), ("Regular", 400), ("Medium", 500), ("Bold", 700), ("Black", 900))
+PIP_LICENCE = {"licence": "OFL-1.1",
+               "copyright": "2014-2021 Adobe (http://www.adobe.com/), with Reserved Font Name 'Source'",
+               "url": "https://github.com/googlefonts/noto-cjk",
+               "copyright_file": "manimgx_fonts_cjk-<version>.dist-info/licenses/LICENSE"}
+
 # Every face must draw all of these (checked at the smallest cell size).
 SMOKE_CHARS = "未末己已土士人入干于戊戌免兔"
 SMALLEST_CELL = 42
@@ -116,6 +136,47 @@ def candidate_faces() -> list[FontFace]:
     return faces
 
 
+def pip_version(package: str) -> str:
+    """Installed version of a PyPI distribution; one line and exit if it is absent."""
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        sys.exit(f"PyPI package {package} is not installed: pip install {package} "
+                 "(or pip install 'rose-toolkit[pipfonts]')")
+
+
+def pip_faces() -> list[FontFace]:
+    """The pip pool: one face per explicit weight of the variable Noto Sans CJK SC."""
+    version = pip_version(PIP_PACKAGE)
+    probe = FontFace(name="probe", family="", style="", weight=0, script_form="mainland", file=PIP_FILE,
+                     face_index=PIP_FACE_INDEX, sha256="", package=PIP_PACKAGE, licence="", installer="pip")
+    try:
+        path = str(font_path(probe))
+    except AssetError:
+        sys.exit(f"{PIP_FILE} not found in PyPI package {PIP_PACKAGE} {version}: pip install --force-reinstall "
+                 f"{PIP_PACKAGE}")
+    _, family, _, _ = _names(path, PIP_FACE_INDEX)
+    prefix = "NotoSansCJKsc-VF"
+    return [FontFace(name=f"{prefix}-{style}", family=family, style=style, weight=weight, script_form="mainland",
+                     file=PIP_FILE, face_index=PIP_FACE_INDEX, sha256=sha256_file(path), package=PIP_PACKAGE,
+                     licence=PIP_LICENCE["licence"], variation_weight=float(weight), installer="pip")
+            for style, weight in PIP_WEIGHTS]
+
+
+def compare_with_debian(face: FontFace, debian: FontFace, chars: list[str]) -> dict:
+    """Ink ratio and mean absolute grey-level difference of ``face`` vs ``debian`` on ``chars``."""
+    ours = face_fingerprint(face, chars).astype(np.float64)
+    theirs = face_fingerprint(debian, chars).astype(np.float64)
+    return {"debian_face": debian.name, "ink_ratio": round(float(ours.sum() / theirs.sum()), 4),
+            "mean_abs_diff": round(float(np.abs(ours - theirs).mean()), 3)}
+
+
+def smoke_failures(face: FontFace) -> list[tuple[str, str]]:
+    """(character, reason) for every smoke character that fails the glyph checks in ``face``."""
+    bad = [(c, check_glyph(face, c, SMALLEST_CELL).reason()) for c in SMOKE_CHARS]
+    return [b for b in bad if b[1]]
+
+
 def build() -> dict:
     """The fonts manifest as a dict."""
     faces = candidate_faces()
@@ -129,8 +190,7 @@ def build() -> dict:
     for face in mainland:
         if face.name in duplicates:
             continue
-        bad = [(c, check_glyph(face, c, SMALLEST_CELL).reason()) for c in SMOKE_CHARS]
-        bad = [b for b in bad if b[1]]
+        bad = smoke_failures(face)
         if bad:
             excluded.append({"name": face.name, "reason": f"fails glyph checks: {bad}"})
             continue
@@ -138,15 +198,30 @@ def build() -> dict:
     packages = sorted({f["package"] for f in kept})
     licences = {p: {**LICENCES[p], "copyright_file": f"/usr/share/doc/{p}/copyright", "url": UPSTREAM[p],
                      "package_version": debian_version(p)} for p in packages}
+    by_name = {f.name: f for f in mainland}
+    pip_kept, compared = [], {}
+    for face in pip_faces():
+        bad = smoke_failures(face)
+        if bad:
+            sys.exit(f"pip face {face.name} fails glyph checks {bad}: check PIP_WEIGHTS in {__file__}")
+        pip_kept.append(face.to_json())
+        compared[face.name] = compare_with_debian(face, by_name[f"NotoSansCJKsc-{face.style}"], sample)
+    version = pip_version(PIP_PACKAGE)
+    licences[PIP_PACKAGE] = {**PIP_LICENCE, "package_version": version,
+                             "copyright_file": PIP_LICENCE["copyright_file"].replace("<version>", version)}
+    pip_pool = {"package": PIP_PACKAGE, "file": PIP_FILE, "face_index": PIP_FACE_INDEX,
+                "note": "variable font; default instance is Thin, so every face sets its weight explicitly",
+                "vs_debian": compared}
     return {"schema": 1, "faces": kept, "excluded": sorted(excluded, key=lambda e: e["name"]),
-            "licences": licences}
+            "licences": licences, "pip_faces": pip_kept, "pip_pool": pip_pool}
 
 
 def main() -> None:
     data = build()
     out = manifest_path("fonts")
     out.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {out}: {len(data['faces'])} faces, {len(data['excluded'])} excluded")
+    print(f"wrote {out}: {len(data['faces'])} Debian faces, {len(data['excluded'])} excluded, "
+          f"{len(data['pip_faces'])} pip faces")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,11 @@ direction, so both directions occur.
 
 Options (``pool(options)``):
 
-- ``faces``: face names to use (default: all manifest faces);
+- ``font_pool``: which faces of ``fonts.json`` to draw with, an explicit, recorded choice:
+  ``debian`` (default; the 24 faces of the Debian font packages) or ``pip`` (Noto Sans CJK SC
+  from the PyPI package ``manimgx-fonts-cjk`` at explicit weights, for users without apt;
+  verified in ``glyph_pairs_pip.json``). Rows carry the face in ``font_name``;
+- ``faces``: face names of that pool to use (default: all of them);
 - ``tiers``: similarity tiers to use (default: all, ``high``/``medium``/``low``);
 - ``visibility``: ``{"min_changed_fraction": .., "max_ssim": ..}`` stricter than the defaults
   of :func:`rose_gen.visibility.is_visible`;
@@ -18,7 +22,7 @@ Options (``pool(options)``):
   recorded measurements (automatic when the installed FreeType differs from the recorded one).
 
 Fonts are checksum-checked against the manifest before use; a missing or changed font file
-stops with one line naming the file and its Debian package.
+stops with one line naming the file and the package (Debian or PyPI) that provides it.
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ from PIL import Image, features
 
 from assets_manifest import load_manifest, manifest_path, sha256_file
 from rose_gen.fonts import (
+    DEFAULT_FONT_POOL,
+    FONT_POOLS,
     FontFace,
+    all_manifest_faces,
     check_glyph,
     face_from_entry,
     manifest_faces,
@@ -51,7 +58,12 @@ ROLES = ("majority", "target")
 TIERS = ("high", "medium", "low")
 VISIBILITY_CELL = 42  # the smallest cell size of any layout profile
 DEFAULT_VISIBILITY = {"min_changed_fraction": 0.005, "max_ssim": 0.995}
-DEFAULT_OPTIONS: dict[str, Any] = {"faces": None, "tiers": None, "visibility": {}, "reverify": False}
+DEFAULT_OPTIONS: dict[str, Any] = {"font_pool": DEFAULT_FONT_POOL, "faces": None, "tiers": None, "visibility": {},
+                                   "reverify": False}
+# Manifest holding the pair verification of the pip font pool (the Debian pool's is in glyph_pairs.json).
+PIP_VERIFICATION = "glyph_pairs_pip"
+# Font pool -> manifest with its own pair verification (None: the ``faces`` of glyph_pairs.json).
+POOL_VERIFICATION: dict[str, str | None] = {"debian": None, "pip": PIP_VERIFICATION}
 
 
 @dataclass(frozen=True)
@@ -94,11 +106,14 @@ def glyph_fields(a: str, b: str, majority: str, face_name: str, tier: str) -> di
     }
 
 
-def _options(options: Mapping[str, Any] | None, face_names: Sequence[str]) -> dict[str, Any]:
+def _options(options: Mapping[str, Any] | None, fonts_manifest: Mapping[str, Any]) -> dict[str, Any]:
     opts = {**DEFAULT_OPTIONS, **dict(options or {})}
     unknown = sorted(set(opts) - set(DEFAULT_OPTIONS))
     if unknown:
         raise AssetError(f"glyph: unknown option(s) {unknown}; known: {sorted(DEFAULT_OPTIONS)}")
+    if opts["font_pool"] not in FONT_POOLS:
+        raise AssetError(f"glyph: unknown font_pool {opts['font_pool']!r}; known: {', '.join(FONT_POOLS.names())}")
+    face_names = [f.name for f in manifest_faces(fonts_manifest, opts["font_pool"])]
     for key, known in (("faces", face_names), ("tiers", TIERS)):
         bad = sorted(set(opts[key] or ()) - set(known))
         if bad:
@@ -110,18 +125,26 @@ def _options(options: Mapping[str, Any] | None, face_names: Sequence[str]) -> di
 
 
 def build_pool(fonts_manifest: Mapping[str, Any], pairs_manifest: Mapping[str, Any],
-               options: Mapping[str, Any] | None = None) -> list[AssetPair]:
-    """The verified pool from two manifests (see the module docstring); stable order."""
-    all_faces = manifest_faces(fonts_manifest)
-    opts = _options(options, [f.name for f in all_faces])
+               options: Mapping[str, Any] | None = None,
+               pool_verification: Mapping[str, Any] | None = None) -> list[AssetPair]:
+    """The verified pool from the manifests (see the module docstring); stable order.
+
+    ``pool_verification`` is the pair verification of a font pool that has its own
+    (``glyph_pairs_pip.json`` for ``pip``); without it, that pool is re-verified here.
+    """
+    opts = _options(options, fonts_manifest)
+    all_faces = manifest_faces(fonts_manifest, opts["font_pool"])
     wanted = set(opts["faces"] or [f.name for f in all_faces])
     faces = [f for f in all_faces if f.name in wanted]
     for face in faces:
         resolve_face(face)
     tiers = set(opts["tiers"] or TIERS)
     thresholds = {**DEFAULT_VISIBILITY, **dict(opts["visibility"] or {})}
-    recorded_ft = pairs_manifest.get("provenance", {}).get("freetype")
+    own = POOL_VERIFICATION[opts["font_pool"]] is not None
+    record = pool_verification if own else pairs_manifest
+    recorded_ft = (record or {}).get("provenance", {}).get("freetype")
     reverify = bool(opts["reverify"]) or recorded_ft != features.version("freetype2")
+    measurements = {k: v["faces"] for k, v in record["pairs"].items()} if own and not reverify else {}
     pool: list[AssetPair] = []
     for rec in pairs_manifest["pairs"]:
         if rec["tier"] not in tiers:
@@ -130,7 +153,7 @@ def build_pool(fonts_manifest: Mapping[str, Any], pairs_manifest: Mapping[str, A
         if reverify:
             usable = [f for f in faces if verify_pair(f, a, b, VISIBILITY_CELL, thresholds).ok]
         else:
-            measured = rec["faces"]
+            measured = measurements.get(rec["pair_key"], {}) if own else rec["faces"]
             usable = [f for f in faces if f.name in measured and _passes(measured[f.name], thresholds)]
         if not usable:
             continue
@@ -138,7 +161,7 @@ def build_pool(fonts_manifest: Mapping[str, Any], pairs_manifest: Mapping[str, A
         pool.append(AssetPair(
             source=INFO.name, majority=a, target=b, pair_key=f"{a}__{b}",
             row_fields=glyph_fields(a, b, a, face.name, rec["tier"]),
-            render={"face": face.to_json(), "tier": rec["tier"]},
+            render={"face": face.to_json(), "tier": rec["tier"], "font_pool": opts["font_pool"]},
             similarity=float(rec["score"]),
         ))
     return pool
@@ -164,8 +187,8 @@ def describe_pool(pool: Sequence[AssetPair], options: Mapping[str, Any] | None =
         tiers[p.render["tier"]] = tiers.get(p.render["tier"], 0) + 1
         faces[p.row_fields["font_name"]] = faces.get(p.row_fields["font_name"], 0) + 1
     opts = dict(options or {})
-    return {"source": INFO.name, "pairs": len(pool), "per_tier": dict(sorted(tiers.items())),
-            "per_face": dict(sorted(faces.items())), "options": opts,
+    return {"source": INFO.name, "font_pool": opts.get("font_pool", DEFAULT_FONT_POOL), "pairs": len(pool),
+            "per_tier": dict(sorted(tiers.items())), "per_face": dict(sorted(faces.items())), "options": opts,
             "reduced": bool(opts.get("faces") or opts.get("tiers") or opts.get("visibility"))}
 
 
@@ -181,7 +204,9 @@ class GlyphSource:
 
     def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
         """Verified pairs (one face each) in manifest order: best mining score first."""
-        return build_pool(load_manifest("fonts"), load_manifest("glyph_pairs"), options)
+        font_pool = dict(options or {}).get("font_pool", DEFAULT_FONT_POOL)
+        return build_pool(load_manifest("fonts"), load_manifest("glyph_pairs"), options,
+                          current_pool_verification(font_pool) if font_pool in POOL_VERIFICATION else None)
 
     def orient(self, pair: AssetPair, rng: np.random.Generator) -> AssetPair:
         """Draw which character is the majority (one draw from ``rng``)."""
@@ -213,10 +238,24 @@ def licences() -> list[dict[str, Any]]:
     return font_licences()
 
 
+def current_pool_verification(font_pool: str) -> Mapping[str, Any] | None:
+    """The font pool's own pair-verification manifest, or None when it has none, or when it was
+    made from another ``glyph_pairs.json`` than the installed one (the pool is then re-verified)."""
+    name = POOL_VERIFICATION[font_pool]
+    if name is None or not manifest_path(name).is_file():
+        return None
+    data = load_manifest(name)
+    made_from = data.get("provenance", {}).get("glyph_pairs_sha256")
+    return data if made_from == sha256_file(manifest_path("glyph_pairs")) else None
+
+
 def asset_versions() -> dict[str, str]:
-    """``<package>:<file>#<face index>`` and ``assets_manifest:<name>.json`` -> sha256, sorted."""
-    out = {f"{f.package}:{f.file}#{f.face_index}": f.sha256 for f in manifest_faces()}
-    for name in ("fonts", "glyph_pairs"):
+    """``<package>:<file>#<face index>`` and ``assets_manifest:<name>.json`` -> sha256, sorted.
+
+    Faces of every font pool are listed (the release's config records which pool it used).
+    """
+    out = {f"{f.package}:{f.file}#{f.face_index}": f.sha256 for f in all_manifest_faces()}
+    for name in ("fonts", "glyph_pairs", PIP_VERIFICATION):
         out[f"assets_manifest:{name}.json"] = sha256_file(manifest_path(name))
     return dict(sorted(out.items()))
 

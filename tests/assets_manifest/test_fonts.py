@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from assets_manifest import load_manifest, sha256_file
 from rose_gen.fonts import (
     FontFace,
+    all_manifest_faces,
     check_glyph,
     dedupe_faces,
     glyph_ink,
@@ -21,6 +24,10 @@ from rose_gen.fonts import (
 )
 from rose_gen.sources.base import AssetError
 from rose_gen.sources.glyph import build_pool
+
+PIP_FONTS = pytest.mark.skipif(
+    importlib.util.find_spec("manimgx_fonts_cjk") is None,
+    reason="PyPI package manimgx-fonts-cjk is not installed (pip install 'rose-toolkit[pipfonts]')")
 
 RARE = "訚"  # kTGH level 2; absent from Smiley Sans and the two AR PL GB faces
 COMMON = "未末己已土士人入"
@@ -115,8 +122,8 @@ def test_glyph_tile_has_exact_size_and_centred_ink():
 
 def test_licences_cover_every_face_package():
     recs = licences()
-    packages = {f.package for f in manifest_faces()}
-    assert {r["package"] for r in recs} == packages
+    packages = {f.package for f in all_manifest_faces()}
+    assert {r["package"] for r in recs} == packages and "manimgx-fonts-cjk" in packages
     assert all(r["licence"] and r["copyright"] and r["faces"] and r["url"] and r["package_version"] for r in recs)
 
 
@@ -161,3 +168,46 @@ def test_variable_weight_is_applied_and_notdef_box_is_recognised(tmp_path):
     assert check_glyph(black, "一", 64).ok
     missing = check_glyph(black, "丁", 64)  # drawn as the .notdef box: inked, but caught
     assert missing.has_ink and not missing.in_cmap and not missing.differs_from_notdef
+
+
+def _ink(face: FontFace, chars: str, cell: int = 64) -> float:
+    return float(sum((255 - np.asarray(render_glyph_tile(face, c, cell).convert("L"), dtype=np.float64)).sum()
+                     for c in chars))
+
+
+def test_pip_pool_faces_are_the_variable_noto_sans_sc_at_explicit_weights():
+    faces = manifest_faces(pool="pip")
+    assert [f.variation_weight for f in faces] == [300.0, 400.0, 500.0, 700.0, 900.0]
+    assert {f.installer for f in faces} == {"pip"} and {f.package for f in faces} == {"manimgx-fonts-cjk"}
+    assert {f.face_index for f in faces} == {2} and {f.family for f in faces} == {"Noto Sans CJK SC"}
+    assert all(not f.file.startswith("/") for f in faces)  # package-relative: nothing host-specific recorded
+    assert not {f.name for f in faces} & {f.name for f in manifest_faces()}  # font_name tells the pools apart
+    assert {f.installer for f in manifest_faces()} == {"debian"}
+
+
+@PIP_FONTS
+def test_pip_faces_resolve_in_the_installed_package_and_draw_at_their_weight_not_thin():
+    debian = {f.name: f for f in manifest_faces()}
+    for face in manifest_faces(pool="pip"):
+        assert resolve_face(face).name == "NotoSansCJK-VF.otf.ttc"
+        twin = debian[f"NotoSansCJKsc-{face.style}"]
+        for c in COMMON:
+            assert check_glyph(face, c, 42).ok, (face.name, c)
+        ratio = _ink(face, COMMON) / _ink(twin, COMMON)
+        assert 0.85 <= ratio <= 1.15, (face.name, ratio)
+    regular = next(f for f in manifest_faces(pool="pip") if f.style == "Regular")
+    default_instance = dataclasses.replace(regular, variation_weight=None)  # the font's default: Thin
+    thin_ratio = _ink(default_instance, COMMON) / _ink(debian["NotoSansCJKsc-Regular"], COMMON)
+    assert thin_ratio < 0.6
+    assert abs(_ink(default_instance, COMMON) / _ink(debian["NotoSansCJKsc-Thin"], COMMON) - 1) < 0.15
+
+
+def test_missing_pip_package_names_the_pip_command_in_one_line():
+    face = dataclasses.replace(manifest_faces(pool="pip")[0], file="no_such_font_package_rose/NotoSansCJK-VF.otf.ttc")
+    with pytest.raises(AssetError) as err:
+        resolve_face(face)
+    msg = str(err.value)
+    assert "\n" not in msg and "pip install manimgx-fonts-cjk" in msg and "rose-toolkit[pipfonts]" in msg
+    fonts = {"faces": [], "pip_faces": [face.to_json()], "licences": {}}
+    with pytest.raises(AssetError, match="pip install manimgx-fonts-cjk"):
+        build_pool(fonts, {"provenance": {}, "pairs": []}, {"font_pool": "pip"})

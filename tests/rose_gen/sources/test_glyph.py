@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,12 +14,19 @@ import pytest
 from PIL import Image
 
 from assets_manifest import load_manifest
-from rose_gen.fonts import face_from_entry, manifest_faces
+from rose_gen.config import load_config
+from rose_gen.fonts import all_manifest_faces, face_from_entry, manifest_faces, render_glyph_tile
+from rose_gen.pipeline import generate_release
 from rose_gen.plan import MINI_PLANS, V0_1_PLANS, pairs_reused, plan_subset
 from rose_gen.render import RenderSettings, render_scene
 from rose_gen.sources import SOURCES
 from rose_gen.sources.base import AssetError, VisualSource
 from rose_gen.sources.glyph import SOURCE, build_pool, describe_pool, verify_pair
+
+PIP_FONTS = pytest.mark.skipif(
+    importlib.util.find_spec("manimgx_fonts_cjk") is None,
+    reason="PyPI package manimgx-fonts-cjk is not installed (pip install 'rose-toolkit[pipfonts]')")
+PIP = {"font_pool": "pip"}
 
 REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "rose-v0.1" / \
     "matched_local_count_test.jsonl"
@@ -140,11 +150,12 @@ def test_options_restrict_faces_and_tiers_and_reject_unknown_names(pool):
         SOURCE.pool({"font": "UKaiCN"})
 
 
-def test_asset_versions_record_every_face_file_and_both_manifests():
+def test_asset_versions_record_every_face_file_of_every_pool_and_the_manifests():
     versions = SOURCE.asset_versions()
-    faces = manifest_faces()
-    assert len(versions) == len(faces) + 2
-    assert versions["assets_manifest:glyph_pairs.json"] and versions["assets_manifest:fonts.json"]
+    faces = all_manifest_faces()
+    files = {f"{f.package}:{f.file}#{f.face_index}" for f in faces}
+    assert len(files) == len(manifest_faces()) + 1  # the five pip faces share one variable-font file
+    assert set(versions) == files | {f"assets_manifest:{n}.json" for n in ("fonts", "glyph_pairs", "glyph_pairs_pip")}
     for f in faces:
         assert versions[f"{f.package}:{f.file}#{f.face_index}"] == f.sha256
 
@@ -165,3 +176,81 @@ def test_a_v0_1_sized_glyph_subset_never_reuses_a_pair_and_mini_scenes_render(po
             for col in range(1, scene.cols + 1):
                 cell = image[(r - 1) * c:r * c, (col - 1) * c:col * c]
                 assert (cell == (target if (r, col) in targets else majority)).all()
+
+
+@pytest.fixture(scope="module")
+def pip_pool():
+    if importlib.util.find_spec("manimgx_fonts_cjk") is None:
+        pytest.skip("PyPI package manimgx-fonts-cjk is not installed (pip install 'rose-toolkit[pipfonts]')")
+    return SOURCE.pool(PIP)
+
+
+def test_pip_pool_has_at_least_600_pairs_drawn_only_in_pip_faces(pip_pool):
+    pip_faces = {f.name for f in manifest_faces(pool="pip")}
+    assert len(pip_pool) >= 600 and len({p.pair_key for p in pip_pool}) == len(pip_pool)
+    assert {p.row_fields["font_name"] for p in pip_pool} == pip_faces
+    assert {p.render["font_pool"] for p in pip_pool} == {"pip"}
+    summary = describe_pool(pip_pool, PIP)
+    assert summary["font_pool"] == "pip" and set(summary["per_face"]) == pip_faces
+    assert set(summary["per_tier"]) == {"high", "medium", "low"}
+    recorded = load_manifest("glyph_pairs_pip")["pairs"]
+    for p in pip_pool:
+        assert p.row_fields["font_name"] in recorded[p.pair_key]["faces"]
+
+
+def test_pip_pool_tiles_are_verified_and_drawn_at_the_face_weight(pip_pool):
+    recorded = load_manifest("glyph_pairs_pip")["pairs"]
+    debian = {f.name: f for f in manifest_faces()}
+    for p in pip_pool[::53]:
+        face = face_from_entry(p.render["face"])
+        check = verify_pair(face, p.majority, p.target)
+        assert check.ok, (p.pair_key, face.name, check.reason)
+        assert [check.changed_fraction, check.ssim] == pytest.approx(recorded[p.pair_key]["faces"][face.name], abs=1e-4)
+        tile = np.asarray(SOURCE.render_tile(p, "majority", 64).convert("L"), dtype=np.float64)
+        twin = render_glyph_tile(debian[f"NotoSansCJKsc-{face.style}"], p.majority, 64)
+        ink, twin_ink = (255 - tile).sum(), (255 - np.asarray(twin.convert("L"), dtype=np.float64)).sum()
+        assert abs(ink / twin_ink - 1) <= 0.15, (p.pair_key, face.name, ink / twin_ink)
+
+
+def test_pip_pool_without_its_verification_record_is_reverified_to_the_same_pool(pip_pool):
+    options = {**PIP, "tiers": ["high"]}
+    fresh = build_pool(load_manifest("fonts"), load_manifest("glyph_pairs"), options, None)
+    recorded = SOURCE.pool(options)
+    assert len(recorded) == sum(p.render["tier"] == "high" for p in pip_pool)
+    assert [(p.pair_key, p.row_fields["font_name"]) for p in fresh] == \
+        [(p.pair_key, p.row_fields["font_name"]) for p in recorded]
+
+
+def test_font_pool_option_is_validated_and_faces_are_checked_within_the_pool():
+    with pytest.raises(AssetError, match="unknown font_pool 'apt'; known: debian, pip"):
+        SOURCE.pool({"font_pool": "apt"})
+    with pytest.raises(AssetError, match="unknown faces"):
+        SOURCE.pool({**PIP, "faces": ["UKaiCN"]})
+
+
+@PIP_FONTS
+def test_mini_release_made_with_the_pip_pool_records_the_choice(tmp_path):
+    config = load_config([f"output_dir={tmp_path / 'rel'}", "progress=false", "subsets=[glyph]",
+                          "+subset.glyph.source_options.font_pool=pip"])
+    release = generate_release(config).path
+    summary = json.loads((release / "export_summary.json").read_text(encoding="utf-8"))
+    assert summary["config"]["subset"]["glyph"]["source_options"] == {"font_pool": "pip"}
+    assert "manimgx-fonts-cjk:manimgx_fonts_cjk/NotoSansCJK-VF.otf.ttc#2" in summary["assets"]["glyph"]
+    rows = [json.loads(line) for name in ("metadata_dev.jsonl", "metadata_test.jsonl")
+            for line in (release / name).read_text(encoding="utf-8").splitlines()]
+    names = {r["font_name"] for r in rows if "font_name" in r}
+    assert names and names <= {f.name for f in manifest_faces(pool="pip")}
+    assert "manimgx-fonts-cjk" in (release / "LICENSES.md").read_text(encoding="utf-8")
+
+
+def test_pip_pool_with_the_package_absent_stops_with_one_line_naming_pip_install(tmp_path):
+    (tmp_path / "manimgx_fonts_cjk.py").write_text("")  # shadows the installed package: no font inside
+    done = subprocess.run(
+        [sys.executable, "-m", "rose_gen.cli", f"output_dir={tmp_path / 'rel'}", "progress=false", "subsets=[glyph]",
+         "+subset.glyph.source_options.font_pool=pip"],
+        capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        cwd=Path(__file__).resolve().parents[3], check=False)
+    assert done.returncode != 0 and not (tmp_path / "rel").exists()
+    err = done.stderr.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert "pip install manimgx-fonts-cjk" in err and "NotoSansCJKsc-VF" in err
