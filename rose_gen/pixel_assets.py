@@ -724,6 +724,14 @@ class SpriteLibrary:
         self._pixels: dict[str, np.ndarray] = {}
         self._checked_sheets: set[str] = set()
 
+    def entry_named_by(self, manifest_name: str, sprite_id: str) -> Mapping[str, Any]:
+        """The entry of a sprite another pixel manifest names (one line saying how to rebuild if absent)."""
+        entry = self.entries.get(sprite_id)
+        if entry is None:
+            raise PixelAssetError(f"{manifest_name}.json names sprite {sprite_id} missing from "
+                                  "pixel_sprites.json; regenerate with assets_manifest/build/build_pixel.py")
+        return entry
+
     def check_sheet(self, sheet: str) -> None:
         """Refuse a Crawl atlas whose file checksum differs from the manifest."""
         if sheet in self._checked_sheets:

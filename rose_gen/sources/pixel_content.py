@@ -64,9 +64,7 @@ class PixelContentSource(px.PixelPoolSource):
             if p["source"] != kind:
                 continue
             for sprite in (p["a"], p["b"]):
-                if sprite not in library.entries:
-                    raise px.PixelAssetError(f"pixel_content_pairs.json names sprite {sprite} missing from "
-                                             "pixel_sprites.json; regenerate with assets_manifest/build/build_pixel.py")
+                library.entry_named_by("pixel_content_pairs", sprite)
             render = {"a": {"library": "manifest", "sprite": p["a"]}, "b": {"library": "manifest", "sprite": p["b"]}}
             vis = {"changed_fraction": p["changed_fraction"], "ssim": p["ssim"]}
             out.append(_pair(p["a"], p["b"], kind, p["family"], float(p["similarity"]), render, vis))

@@ -71,10 +71,7 @@ class PixelEditSource(px.PixelPoolSource):
         for base in px.load_pixel_manifest("pixel_edit_bases")["bases"]:
             if base["source"] != kind:
                 continue
-            entry = library.entries.get(base["sprite"])
-            if entry is None:
-                raise px.PixelAssetError(f"pixel_edit_bases.json names sprite {base['sprite']} missing from "
-                                         "pixel_sprites.json; regenerate with assets_manifest/build/build_pixel.py")
+            entry = library.entry_named_by("pixel_edit_bases", base["sprite"])
             render = {"library": "manifest", "sprite": base["sprite"], "edited_sha256": base["edited_sha256"]}
             out.append(_pair(base["sprite"], kind, entry["family"], render, base, int(entry["solid_pixels"])))
         return out

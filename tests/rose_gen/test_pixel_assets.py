@@ -261,3 +261,12 @@ def test_pair_and_edit_building_is_deterministic():
         return px.content_pairs(lib, cands), px.edit_bases(lib, 5)
 
     assert build() == build()
+
+
+def test_a_sprite_named_by_another_manifest_must_be_in_the_library():
+    library = px.default_library()
+    known = next(iter(library.entries))
+    assert library.entry_named_by("pixel_edit_bases", known) is library.entries[known]
+    with pytest.raises(px.PixelAssetError, match=r"pixel_edit_bases\.json names sprite nope missing from "
+                                                  r"pixel_sprites\.json; regenerate with assets_manifest/build"):
+        library.entry_named_by("pixel_edit_bases", "nope")
