@@ -33,7 +33,7 @@ from scipy.ndimage import gaussian_filter, uniform_filter
 
 MIN_CELL_PX = 12
 MIN_LINES, MAX_LINES = 3, 40
-GRID_SCORE_FLOOR = 0.1  # added before taking logs of shift-test scores
+GRID_SCORE_FLOOR = 0.05  # share of the image's contrast added before taking logs of scores
 GRID_MIN_LOG_GAP = math.log(4.0)  # periodic vs not: scores apart by more than this factor
 GRID_SUBPERIOD_RATIO = 4.0  # a false period's shift score exceeds the best by more
 NOISE_MAD_FACTOR = 6.0
@@ -41,7 +41,9 @@ MIN_EXCEPTION_DISTANCE = 12.0  # pooled 0-255 difference a real exception clears
 WORK_CELL_PX = 48  # cells of 96 px and more are box-downsampled to about this size
 MAJORITY_SAMPLE = 61  # tiles whose per-pixel median is the majority tile
 TINT_LEVEL = 20.0  # median 0-255 difference of a tinted cell from the majority
-TINT_ALPHA_GUESS = 0.35  # tint strength assumed when a tile is flat (gain cannot be fitted)
+TINT_MIN_STRENGTH = 0.08  # a tint blends at least this much of its colour in
+TINT_MAX_RESIDUAL = 0.35  # a tinted tile's blend-fit residual, relative to its change
+TINT_MIN_CHANGE = 4.0  # mean 0-255 change of a tinted (or excepted) tile
 OUTLINE_LEVEL = 60.0  # 0-255 difference of an outline pixel from the majority
 MIN_OUTLINE_COVER = 0.6  # share of a rectangle side the outline must cover
 OUTLINE_LINE_COVER = 0.7  # a pixel line along a side belongs to the frame above this cover
@@ -182,7 +184,10 @@ def find_grid(rgb: np.ndarray) -> Grid:
     #    at the widest gap in log score.
     med = np.array([_median_tile_score(lum, Grid(height // c, width // c, c)) for c in candidates])
     order = np.argsort(med)
-    gaps = np.diff(np.log(med[order] + GRID_SCORE_FLOOR))
+    # Scores far below the image's contrast all count as "periodic" (a tint or a few
+    # exceptions move them a little); the floor keeps log-gaps among them small.
+    floor = max(0.5, GRID_SCORE_FLOOR * float(np.abs(lum - lum.mean()).mean()))
+    gaps = np.diff(np.log(med[order] + floor))
     cut = int(np.argmax(gaps)) + 1 if len(gaps) and gaps.max() > GRID_MIN_LOG_GAP else len(order)
     periodic = sorted(candidates[i] for i in order[:cut])
     # 2. Shift test against sub-periods: a sparse tile (a thin glyph within a third of the
@@ -249,46 +254,83 @@ def _tile_medians(diff: np.ndarray, grid: Grid) -> np.ndarray:
     return np.median(tiles.reshape(grid.rows, grid.cols, -1), axis=2)
 
 
-def _filled_rectangle(mask: np.ndarray) -> Span | None:
-    """The Span of ``mask`` when its cells form one filled rectangle smaller than the grid."""
-    rows, cols = np.nonzero(mask)
-    if rows.size == 0 or rows.size == mask.size:
-        return None
-    r1, r2, c1, c2 = rows.min(), rows.max(), cols.min(), cols.max()
-    if not mask[r1:r2 + 1, c1:c2 + 1].all():
-        return None
-    return Span(rows=(int(r1) + 1, int(r2) + 1), cols=(int(c1) + 1, int(c2) + 1))
+@dataclass(frozen=True)
+class BlendFit:
+    """Per tile: tile ~= gain * majority + offset (shared gain, offset per channel)."""
+
+    gain: np.ndarray  # (rows, cols)
+    offset: np.ndarray  # (rows, cols, 3)
+    residual: np.ndarray  # (rows, cols) mean absolute residual
+    change: np.ndarray  # (rows, cols) mean absolute difference from the majority
+
+
+def fit_blend(tiles: np.ndarray, majority: np.ndarray) -> BlendFit:
+    """Least-squares fit of every tile as a blend of the majority tile toward a flat colour.
+
+    A tint toward colour C with strength a gives gain 1 - a and offset a * C with a small
+    residual; an exception's different content leaves a large residual.
+    """
+    m = majority - majority.mean(axis=(0, 1))  # (c, c, 3) centred per channel
+    t_mean = tiles.mean(axis=(1, 3), keepdims=True)  # (rows, 1, cols, 1, 3)
+    t = tiles - t_mean
+    gain = np.einsum("rycxz,yxz->rc", t, m) / max(float((m * m).sum()), 1e-6)
+    offset = t_mean[:, 0, :, 0, :] - gain[..., None] * majority.mean(axis=(0, 1))
+    fitted = gain[:, None, :, None, None] * majority[None, :, None] + offset[:, None, :, None, :]
+    residual = np.abs(tiles - fitted).mean(axis=(1, 3, 4))
+    change = np.abs(tiles - majority[None, :, None]).mean(axis=(1, 3, 4))
+    return BlendFit(gain=gain, offset=offset, residual=residual, change=change)
+
+
+def _tinted(fit: BlendFit, low: bool) -> np.ndarray:
+    good = (fit.residual < TINT_MAX_RESIDUAL * fit.change) & (fit.change > TINT_MIN_CHANGE)
+    return good & ((fit.gain < 1.0 - TINT_MIN_STRENGTH) if low else (fit.gain > 1.0 / (1.0 - TINT_MIN_STRENGTH)))
 
 
 def untint_highlight(tiles: np.ndarray, work: Grid) -> tuple[Span, np.ndarray]:
     """Find a MASK-style highlight (a tinted rectangle of cells) and undo the tint.
 
-    Tinted cells differ from untinted ones almost everywhere, so their median pixel
-    difference from the majority is high; whichever of the two groups forms a filled
-    rectangle is the region (the tint may cover most of a small grid). The tint is a
-    per-channel affine blend, fitted between the two groups' median tiles and inverted.
+    Every tile is fitted as a blend of the majority tile toward a flat colour
+    (:func:`fit_blend`). Tinted cells fit well with a gain below 1; exceptions do not
+    fit. When the tint covers most sampled tiles the median "majority" is itself tinted:
+    the plain cells then fit with a gain above 1, and the majority is re-taken from them.
+    The region is the bounding box of the tinted cells, which must be filled by tinted
+    or clearly changed (tinted exception) cells; the fitted blend is then inverted there.
     """
-    majority = _median_tile(tiles, _majority_sample(work.rows * work.cols))
-    diff = tile_difference_map(tiles, majority)
-    high = _tile_medians(diff, work) > TINT_LEVEL
-    span = _filled_rectangle(high) or _filled_rectangle(~high)
-    if span is None:
+    n = work.rows * work.cols
+    majority = _median_tile(tiles, _majority_sample(n))
+    fit = fit_blend(tiles, majority)
+    plain = _tinted(fit, low=False)
+    if plain.sum() > _tinted(fit, low=True).sum():
+        majority = _median_tile(tiles, np.flatnonzero(plain.ravel()))
+        fit = fit_blend(tiles, majority)
+    tinted = _tinted(fit, low=True)
+    if not tinted.any():
         raise CVError("no highlighted region found on the cue image (neither an outline nor a tint)")
+    rows, cols = np.nonzero(tinted)
+    span = Span(rows=(int(rows.min()) + 1, int(rows.max()) + 1), cols=(int(cols.min()) + 1, int(cols.max()) + 1))
     inside = span.mask(work.rows, work.cols)
-    flat = np.arange(work.rows * work.cols)
-    tinted = _median_tile(tiles, flat[inside.ravel()]).reshape(-1, 3)
-    plain = _median_tile(tiles, flat[~inside.ravel()]).reshape(-1, 3)
+    if not (tinted | (fit.change > TINT_MIN_CHANGE))[inside].all():
+        raise CVError("the tinted cells on the cue image do not form a rectangle")
+    gain = float(np.median(fit.gain[tinted]))
+    offset = np.median(fit.offset[tinted], axis=0)  # (3,)
     out = tiles.copy()
     rows_in = slice(span.rows[0] - 1, span.rows[1])
     cols_in = slice(span.cols[0] - 1, span.cols[1])
-    for ch in range(3):
-        x, y = plain[:, ch], tinted[:, ch]
-        var = float(np.var(x))
-        gain = float(np.cov(x, y, bias=True)[0, 1] / var) if var > 1.0 else 1.0 - TINT_ALPHA_GUESS
-        gain = max(gain, 0.2)
-        offset = float(y.mean() - gain * x.mean())
-        out[rows_in, :, cols_in, :, ch] = (tiles[rows_in, :, cols_in, :, ch] - offset) / gain
+    out[rows_in, :, cols_in] = (tiles[rows_in, :, cols_in] - offset) / max(gain, 0.2)
     return span, out
+
+
+def _edge_band(span: Span, grid: Grid, width: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Pixels within ``width`` of the rectangle's edges (where blur and JPEG smear a tint)."""
+    c = grid.cell
+    y0, y1 = (span.rows[0] - 1) * c, span.rows[1] * c
+    x0, x1 = (span.cols[0] - 1) * c, span.cols[1] * c
+    band = np.zeros(shape[:2], dtype=bool)
+    for y in (y0, y1):
+        band[max(0, y - width): y + width, max(0, x0 - width): x1 + width] = True
+    for x in (x0, x1):
+        band[max(0, y0 - width): y1 + width, max(0, x - width): x + width] = True
+    return band
 
 
 def tile_distances(diff: np.ndarray, grid: Grid) -> np.ndarray:
@@ -431,6 +473,7 @@ def read_image(rgb: np.ndarray, highlighted: bool) -> ImageReading:
         except CVError:  # no outline: a tinted (MASK) highlight?
             span, tiles = untint_highlight(tiles, work)
             diff = tile_difference_map(tiles, _median_tile(tiles, _majority_sample(grid.rows * grid.cols)))
+            diff = np.where(_edge_band(span, work, max(2, work.cell // 12), diff.shape), 0.0, diff)
     return ImageReading(grid=grid, exceptions=exception_mask(tile_distances(diff, work)), highlight=span)
 
 

@@ -190,3 +190,19 @@ def test_cv_keeps_an_edit_in_the_cue_colour_under_the_frame(degraded):
                         "inside the highlighted region. Answer only using CLICK(Rr,Cc); ...; DONE.")
     found = reading.exceptions & reading.region
     assert {(int(r) + 1, int(c) + 1) for r, c in zip(*np.nonzero(found), strict=True)} == {(4, 4)}
+
+
+@pytest.mark.parametrize("degraded", [False, True])
+def test_cv_large_tint_on_a_small_grid(degraded):
+    """A 5x6 tint on an 8x10 grid (the shape of a real scene that once fooled the grid search)."""
+    cell, rows, cols = 53, 8, 10
+    image = compose(letter_tile("E", cell), letter_tile("F", cell), rows, cols, {(7, 9), (2, 2)})
+    cue = tint(image, cell, (4, 8, 5, 10))
+    if degraded:
+        cue = degrade(cue)
+    reading = read_item(np.asarray(cue, dtype=np.float32), "Click all cells that are different from the majority "
+                        "inside the highlighted region. Answer only using CLICK(Rr,Cc); ...; DONE.")
+    assert reading.grid == Grid(rows, cols, cell)
+    found = reading.exceptions & reading.region
+    assert {(int(r) + 1, int(c) + 1) for r, c in zip(*np.nonzero(found), strict=True)} == {(7, 9)}
+    assert int(reading.region.sum()) == 30
