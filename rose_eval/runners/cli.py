@@ -199,7 +199,7 @@ class RunStats:
 
 
 def run_items(items: Sequence[DatasetItem], answer: Answerer, out: PredictionsFile, *, concurrency: int,
-              progress: bool, desc: str) -> RunStats:
+              progress: bool, label: str) -> RunStats:
     """Answer ``items`` with ``concurrency`` worker threads; the main thread writes rows."""
     todo: queue.Queue[DatasetItem] = queue.Queue()
     for item in items:
@@ -222,7 +222,7 @@ def run_items(items: Sequence[DatasetItem], answer: Answerer, out: PredictionsFi
             try:
                 row = answer(item, stop, on_retry)
             except Exception as exc:  # noqa: BLE001 - a bug in an answerer must not hang the run
-                row = PredictionRow(item.item_id, "unknown", None, f"{type(exc).__name__}: {exc}")
+                row = PredictionRow(item.item_id, label, None, f"{type(exc).__name__}: {exc}")
             results.put(row)
 
     threads = [threading.Thread(target=worker, daemon=True, name=f"rose-run-{i}")
@@ -230,7 +230,7 @@ def run_items(items: Sequence[DatasetItem], answer: Answerer, out: PredictionsFi
     for thread in threads:
         thread.start()
     done = failed = 0
-    bar = tqdm(total=len(items), desc=desc, unit="item", file=sys.stderr, disable=not progress,
+    bar = tqdm(total=len(items), desc=f"rose-run {label}", unit="item", file=sys.stderr, disable=not progress,
                dynamic_ncols=True)
     try:
         while done + failed < len(items):
@@ -332,7 +332,7 @@ def _main(argv: Sequence[str] | None) -> int:
           file=sys.stderr)
     with predictions:
         stats = run_items(todo, answer, predictions, concurrency=config.concurrency,
-                          progress=not args.no_progress, desc=f"rose-run {config.model_label}")
+                          progress=not args.no_progress, label=config.model_label)
     status = "interrupted" if stats.interrupted else ("incomplete" if stats.failed else "complete")
     write_manifest(man_path, {**man, "status": status,
                               "counts": {"selected": len(split.items), "succeeded": skipped + stats.done,

@@ -248,3 +248,22 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(release, chat_server, tmp_path
     rows = read_rows(out)
     assert len(rows) == 20 and len({r["item_id"] for r in rows}) == 20
     assert server.count - before <= 20 - len(done) + 1  # at most the one in flight is asked twice
+
+
+def test_dry_run_sends_and_writes_nothing(release, chat_server, tmp_path, capsys):
+    server = chat_server(lambda i, body, headers: ok_reply("DONE"))
+    out = tmp_path / "p.jsonl"
+    assert run(release, server, out, "--dry_run") == 0
+    assert server.count == 0 and not out.exists() and not (tmp_path / "p.manifest.json").exists()
+    assert "20 items" in capsys.readouterr().err
+
+
+def test_usage_errors_are_one_line(release, tmp_path, capsys):
+    base = ["--dataset_root", str(release.root), "--output", str(tmp_path / "p.jsonl")]
+    for extra in (["--solver", "cv", "--base_url", "http://127.0.0.1:9/v1"], ["--base_url", "http://x/v1"],
+                  ["--model", "m", "--base_url", "http://x/v1", "--extra_body", "[1]"],
+                  ["--model", "m", "--base_url", "http://x/v1", "--extra_body", "{oops"]):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("rose-run: error:")
+    assert not (tmp_path / "p.jsonl").exists()
