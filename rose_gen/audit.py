@@ -12,7 +12,8 @@ Per subset:
 - ``flagged``: every exception cell at or below the visibility threshold against its
   scene's majority (:func:`rose_gen.visibility.is_visible` fails against the median
   majority cell, or against the most similar of ``NEAREST_SAMPLE`` evenly spread majority
-  cells: under jitter the median is blurred, the nearest copy is not). Must be zero for a
+  cells, each aligned to the exception by the best integer shift within the preset's
+  jitter range: under jitter the median is blurred, the nearest aligned copy is not). Must be zero for a
   ``standard`` release. ``majority_spread`` (sampled majority cells against the median)
   is the noise floor the exception differences should be read against.
 - ``majority_mismatch``: scenes whose majority cells are not pixel-identical. Only a
@@ -37,7 +38,7 @@ import numpy as np
 from PIL import Image
 
 from rose_gen.presets import ROW_FIELD
-from rose_gen.visibility import is_visible, tile_difference
+from rose_gen.visibility import is_visible, luminance, tile_difference
 from rose_gen.vocab import SPLITS, SUBSET_ORDER
 
 AUDIT_FILE = "audit.json"
@@ -104,11 +105,45 @@ def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
     for r, c in row["target_cells"]:
         tile = cells[int(r) - 1, int(c) - 1]
         diff = tile_difference(reference, tile)
-        nearest = min((tile_difference(m, tile) for m in sample), key=lambda d: d.changed_fraction)
+        shift = jitter_shift_px(row)
+        nearest = min((tile_difference(*aligned(m, tile, shift)) for m in sample), key=lambda d: d.changed_fraction)
         audit.cells.append(CellCheck(row["scene_id"], (int(r), int(c)), round(diff.changed_fraction, 6),
                                      round(diff.ssim, 6), is_visible(diff) and is_visible(nearest),
                                      round(nearest.changed_fraction, 6)))
     return audit
+
+
+def jitter_shift_px(row: Mapping[str, Any]) -> int:
+    """Largest per-cell content shift (px) the row's preset record allows (0 without jitter)."""
+    record = row.get(ROW_FIELD)
+    jitter = record.get("jitter") if isinstance(record, Mapping) else None
+    if not jitter or not jitter.get("max_offset"):
+        return 0
+    return int(round(float(jitter["max_offset"]) * int(row["cell_size"]))) * 2
+
+
+def aligned(a: np.ndarray, b: np.ndarray, max_shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` cropped to their overlap at the integer shift (|dx|, |dy| <= max_shift)
+    that minimises their mean absolute luminance difference; unchanged when ``max_shift`` is 0.
+
+    Jittered cells are shifted copies; comparing them unaligned measures the jitter, not
+    the content. (Scale jitter is not undone; it stays in the noise floor.)
+    """
+    if max_shift <= 0:
+        return a, b
+    la, lb = luminance(a), luminance(b)
+    n = la.shape[0]
+    best, best_cost = (0, 0), np.inf
+    for dy in range(-max_shift, max_shift + 1):
+        for dx in range(-max_shift, max_shift + 1):
+            pa = la[max(dy, 0):n + min(dy, 0), max(dx, 0):n + min(dx, 0)]
+            pb = lb[max(-dy, 0):n + min(-dy, 0), max(-dx, 0):n + min(-dx, 0)]
+            cost = float(np.abs(pa - pb).mean())
+            if cost < best_cost:
+                best, best_cost = (dy, dx), cost
+    dy, dx = best
+    return (a[max(dy, 0):n + min(dy, 0), max(dx, 0):n + min(dx, 0)],
+            b[max(-dy, 0):n + min(-dy, 0), max(-dx, 0):n + min(-dx, 0)])
 
 
 def preset_name(row: Mapping[str, Any]) -> str:
