@@ -48,6 +48,9 @@ EXTRA_KEY = "preset"  # SceneSpec.extra key the renderer reads
 MIN_CELL_PX = 12  # smallest cell a cell_scale may produce
 ORIENT_TRIES = 8  # orientations drawn per pool entry when looking for a companion
 MAX_COMPANION_CHECKS = 6  # candidates rendered and checked per scene, at most
+# A second identity must clear the visibility rule with a margin (4x the changed share of
+# rose_gen.visibility's defaults): smaller cells, jitter and degradation come on top of it.
+COMPANION_VISIBILITY: dict[str, float] = {"min_changed_fraction": 0.02, "max_ssim": 0.98}
 
 
 class PresetError(ValueError):
@@ -253,7 +256,8 @@ def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_siz
     Candidates are orientations (drawn with ``source.orient``) of the pool entries that
     contain ``pair.majority`` on either side, whose majority is ``pair.majority`` and whose
     target is new. A candidate is accepted when its majority tile is pixel-identical to
-    the scene's and its target is visible against the majority and against the first target.
+    the scene's and its target is visible, with the margin of :data:`COMPANION_VISIBILITY`,
+    against the majority and against the first target.
     """
     from rose_gen.visibility import is_visible, tile_difference
 
@@ -276,7 +280,8 @@ def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_siz
         if not np.array_equal(_tile(source, cand, "majority", cell_size), majority):
             continue
         second = _tile(source, cand, "target", cell_size)
-        if is_visible(tile_difference(second, majority)) and is_visible(tile_difference(second, target)):
+        if (is_visible(tile_difference(second, majority), **COMPANION_VISIBILITY)
+                and is_visible(tile_difference(second, target), **COMPANION_VISIBILITY)):
             return cand
     return None
 
