@@ -43,8 +43,12 @@ ensure_venv() {
   say "setting up $VENV"
   [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade "pip>=23.2" 2>/dev/null
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev]" 2>&1 \
-    | grep -v "^WARNING: Location" || true
+  if ! "$VENV/bin/python" -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev]" \
+      >"$VENV/setup.log" 2>&1; then
+    grep -v "^WARNING: Location" "$VENV/setup.log" | tail -n 20 >&2
+    say "package install failed (full log: $VENV/setup.log)"
+    exit 1
+  fi
   "$VENV/bin/python" -c "import rose_gen, rose_eval" || { say "package install failed"; exit 1; }
   echo "$want" >"$stamp"
 }
