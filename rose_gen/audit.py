@@ -39,7 +39,7 @@ from PIL import Image
 
 from rose_gen.presets import ROW_FIELD
 from rose_gen.visibility import is_visible, luminance, tile_difference
-from rose_gen.vocab import SPLITS, SUBSET_ORDER
+from rose_gen.vocab import SPLITS, ordered_subsets
 
 AUDIT_FILE = "audit.json"
 SCENE_TEMPLATE = "T1_COUNT_GLOBAL"  # its image is the scene's base image
@@ -276,7 +276,7 @@ def audit_release(root: Path) -> dict[str, Any]:
             raise AuditError(f"{path}: {exc}") from None
         by_subset.setdefault(row["rose_subset"], []).append(row)
         audits.setdefault(row["rose_subset"], []).append(scene)
-    order = [s for s in SUBSET_ORDER if s in by_subset] + sorted(set(by_subset) - set(SUBSET_ORDER))
+    order = ordered_subsets(by_subset)
     subsets = {s: subset_summary(by_subset[s], audits[s]) for s in order}
     standard_flagged = sum(1 for s in order for a in audits[s] if a.preset == "standard"
                            for c in a.cells if not c.visible)

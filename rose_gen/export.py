@@ -38,7 +38,7 @@ import yaml
 
 from rose_gen.release_features import IMAGE, arrow_schema, describe, row_columns, yaml_feature
 from rose_gen.schema import SceneRows
-from rose_gen.vocab import SPLITS, SUBSET_ORDER, TEMPLATE_ORDER
+from rose_gen.vocab import SPLITS, TEMPLATE_ORDER, ordered_subsets
 
 SUMMARY_FILE = "export_summary.json"
 CARD_FILE = "README.md"
@@ -245,7 +245,7 @@ class ReleaseWriter:
                 writer.write_table(schema.empty_table())
 
     def _counts(self) -> dict[str, Any]:
-        subsets = [s for s in SUBSET_ORDER if any((s, sp) in self.scene_counts for sp in SPLITS)]
+        subsets = ordered_subsets(s for s, _ in self.scene_counts)
         tasks: dict[str, dict[str, dict[str, int]]] = {}
         for subset in subsets:
             tasks[subset] = {}

@@ -59,6 +59,12 @@ SELECTION_PREDICATE = "SELECT_DIFFERENT"
 TARGET_RULE = "ODD_FROM_MAJORITY"
 
 
+def ordered_subsets(names) -> list[str]:
+    """Subsets present in ``names``: known ones in the paper's order, then plug-in subsets sorted."""
+    present = set(names)
+    return [s for s in SUBSET_ORDER if s in present] + sorted(present - set(SUBSET_ORDER))
+
+
 def canonical_template(name: str) -> str:
     """Return the evaluator's name for a task template (aliases resolved)."""
     return TEMPLATE_ALIASES.get(name, name)

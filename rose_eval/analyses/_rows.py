@@ -18,6 +18,7 @@ from rose_gen.vocab import (
     TEMPLATE_ORDER,
     TEMPLATE_SHORT,
     canonical_template,
+    ordered_subsets,
 )
 
 T1, T2, T3, T4, T5 = TEMPLATE_ORDER
@@ -71,13 +72,6 @@ def mean(values: Iterable[Any]) -> float | None:
 def macro(values: Iterable[float | None]) -> float | None:
     """Equal-weight mean over the groups that have a value (the public macro rule)."""
     return mean(v for v in values if v is not None)
-
-
-def ordered_subsets(names: Iterable[str]) -> list[str]:
-    """Known subsets in the paper's order, then any unknown names sorted."""
-    present = set(names)
-    known = [s for s in SUBSET_ORDER if s in present]
-    return known + sorted(present - set(SUBSET_ORDER))
 
 
 def by_subset(

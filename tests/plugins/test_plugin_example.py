@@ -73,6 +73,10 @@ def test_plugin_subset_generates_verifies_and_evaluates(env, tmp_path) -> None:
     assert (release / "images" / SUBSET).is_dir() and (release / "data" / "test.parquet").is_file()
     summary = json.loads((release / "export_summary.json").read_text(encoding="utf-8"))
     assert summary["config"]["subset"]["latin_confusables"]["source"] == "latin_confusables"
+    # The plug-in subset is counted like a built-in one.
+    n_test_scenes = len({r["scene_id"] for r in rows})
+    assert summary["counts"]["scenes"][SUBSET]["test"] == n_test_scenes
+    assert summary["counts"]["tasks"][SUBSET]["test"]["T1_COUNT_GLOBAL"] == n_test_scenes
 
     verify = _run(env, "rose-verify", str(release))
     assert verify.returncode == 0, verify.stdout + verify.stderr
