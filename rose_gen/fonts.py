@@ -289,10 +289,10 @@ def dedupe_faces(faces: Sequence[FontFace], chars: Sequence[str], *, tolerance: 
     return duplicates
 
 
-def licences(manifest: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Licence records of the packages providing the faces of every pool (for LICENSES.md)."""
+def licences(manifest: Mapping[str, Any] | None = None, pool: str | None = None) -> list[dict[str, Any]]:
+    """Licence records of the packages providing the faces of one pool, or of every pool (LICENSES.md)."""
     data = load_manifest("fonts") if manifest is None else manifest
-    faces = all_manifest_faces(data)
+    faces = all_manifest_faces(data) if pool is None else manifest_faces(data, pool)
     out = []
     for pkg in sorted({f.package for f in faces}):
         rec = dict(data["licences"][pkg])

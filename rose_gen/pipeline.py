@@ -9,6 +9,7 @@ plan order, so the release is byte-identical for any worker count.
 from __future__ import annotations
 
 import importlib
+import inspect
 import multiprocessing
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -139,14 +140,32 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
-def source_assets(names: Iterable[str]) -> dict[str, dict[str, str]]:
-    """Per source, sha256 of every asset file it declares (``asset_versions()``, optional)."""
+SourceUse = tuple[str, Mapping[str, Any]]
+
+
+def source_uses(plans: Iterable[Any], used: Iterable[str]) -> list[SourceUse]:
+    """(source name, source_options) of every subset plan whose source a release used."""
+    used = set(used)
+    return [(p.source, p.source_options) for p in plans if p.source in used]
+
+
+def _call_source_hook(name: str, hooks: tuple[str, ...], options: Mapping[str, Any]) -> Any:
+    """Call the first hook the source has; a hook taking an argument gets the subset's source_options."""
+    source = SOURCES.get(name)
+    for attr in hooks:
+        hook: Callable[..., Any] | None = getattr(source, attr, None)
+        if hook is not None:
+            return hook(dict(options)) if inspect.signature(hook).parameters else hook()
+    return None
+
+
+def source_assets(uses: Iterable[SourceUse]) -> dict[str, dict[str, str]]:
+    """Per source, sha256 of every asset file it declares for the options used (``asset_versions()``)."""
     out: dict[str, dict[str, str]] = {}
-    for name in names:
-        source = SOURCES.get(name)
-        hook: Callable[[], Any] | None = getattr(source, "asset_versions", None)
-        out[name] = dict(sorted(hook().items())) if hook else {}
-    return out
+    for name, options in uses:
+        declared = _call_source_hook(name, ("asset_versions",), options) or {}
+        out[name] = dict(sorted({**out.get(name, {}), **declared}.items()))
+    return dict(sorted(out.items()))
 
 
 def normalise_attribution(entry: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -167,17 +186,16 @@ def normalise_attribution(entry: Mapping[str, Any], source: str) -> dict[str, An
             "notes": " ".join(notes)}
 
 
-def source_attributions(names: Iterable[str]) -> list[dict[str, Any]]:
+def source_attributions(uses: Iterable[SourceUse]) -> list[dict[str, Any]]:
     """Asset families with licences, merged over sources (``attribution()`` or ``licences()``)."""
     merged: dict[str, dict[str, Any]] = {}
-    for name in names:
-        source = SOURCES.get(name)
-        hook: Callable[[], Any] | None = getattr(source, "attribution", None) or getattr(source, "licences", None)
-        entries = hook() if hook else [{"family": f"assets of source {name}"}]
-        for entry in entries:
+    for name, options in uses:
+        entries = _call_source_hook(name, ("attribution", "licences"), options)
+        for entry in entries or [{"family": f"assets of source {name}"}]:
             record = normalise_attribution(entry, name)
             slot = merged.setdefault(record["family"], {**record, "sources": []})
-            slot["sources"].append(name)
+            if name not in slot["sources"]:
+                slot["sources"].append(name)
     return [merged[k] for k in sorted(merged)]
 
 
@@ -212,9 +230,9 @@ def generate_release(config: GenConfig, *, progress: Progress | None = None) -> 
         raise ValueError("config.output_dir is not set")
     check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)
     scenes = plan_release(config)
-    used = sorted({s.source for s in scenes})
-    info = ReleaseInfo(config=config.recorded, versions=library_versions(), assets=source_assets(used),
-                       attributions=source_attributions(used))
+    uses = source_uses(config.plans, {s.source for s in scenes})
+    info = ReleaseInfo(config=config.recorded, versions=library_versions(), assets=source_assets(uses),
+                       attributions=source_attributions(uses))
     results = process_scenes(scenes, config.render, workers=config.workers, plugins=config.plugins)
     if progress is not None:
         results = progress(results, len(scenes))

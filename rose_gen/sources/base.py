@@ -56,7 +56,9 @@ class VisualSource(Protocol):
     Required: ``info``, :meth:`pool`, :meth:`orient`, :meth:`render_tile`.
 
     Optional hooks (not part of the protocol type; the pipeline looks them up with
-    ``getattr`` and works without them):
+    ``getattr`` and works without them). A hook that takes one argument is given the
+    subset's ``source_options`` (the same mapping ``pool`` gets), so it can describe
+    just the assets of the pool the release used:
 
     - ``asset_versions() -> dict[str, str]``: asset file or manifest name -> sha256 of
       every file the source reads; recorded per source under ``assets`` in

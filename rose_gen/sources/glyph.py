@@ -224,18 +224,23 @@ class GlyphSource:
         face = face_from_entry(pair.render["face"])
         return Image.frombytes("RGB", (cell_size, cell_size), _tile_pixels(face, char, cell_size))
 
-    def licences(self) -> list[dict[str, Any]]:
-        """Licence records of the font packages (for the release's LICENSES.md)."""
-        return licences()
+    def licences(self, options: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Licence records of the font packages of the pool ``options`` select (LICENSES.md)."""
+        return licences(options)
 
-    def asset_versions(self) -> dict[str, str]:
-        """sha256 of every font face file and of the two manifests (recorded in the release)."""
-        return asset_versions()
+    def asset_versions(self, options: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """sha256 of the selected pool's face files and of its manifests (recorded in the release)."""
+        return asset_versions(options)
 
 
-def licences() -> list[dict[str, Any]]:
-    """Licence records of the font packages providing the manifest faces."""
-    return font_licences()
+def _selected_pool(options: Mapping[str, Any] | None) -> str | None:
+    """The font pool ``options`` select; None (every pool) when no options are given."""
+    return None if options is None else dict(options).get("font_pool", DEFAULT_FONT_POOL)
+
+
+def licences(options: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Licence records of the font packages of the selected pool (every pool without options)."""
+    return font_licences(pool=_selected_pool(options))
 
 
 def current_pool_verification(font_pool: str) -> Mapping[str, Any] | None:
@@ -249,13 +254,16 @@ def current_pool_verification(font_pool: str) -> Mapping[str, Any] | None:
     return data if made_from == sha256_file(manifest_path("glyph_pairs")) else None
 
 
-def asset_versions() -> dict[str, str]:
+def asset_versions(options: Mapping[str, Any] | None = None) -> dict[str, str]:
     """``<package>:<file>#<face index>`` and ``assets_manifest:<name>.json`` -> sha256, sorted.
 
-    Faces of every font pool are listed (the release's config records which pool it used).
+    The faces and manifests of the pool ``options`` select (of every pool without options).
     """
-    out = {f"{f.package}:{f.file}#{f.face_index}": f.sha256 for f in all_manifest_faces()}
-    for name in ("fonts", "glyph_pairs", PIP_VERIFICATION):
+    pool = _selected_pool(options)
+    faces = all_manifest_faces() if pool is None else manifest_faces(pool=pool)
+    out = {f"{f.package}:{f.file}#{f.face_index}": f.sha256 for f in faces}
+    verification = [PIP_VERIFICATION] if pool is None else [POOL_VERIFICATION.get(pool)]
+    for name in ("fonts", "glyph_pairs", *filter(None, verification)):
         out[f"assets_manifest:{name}.json"] = sha256_file(manifest_path(name))
     return dict(sorted(out.items()))
 

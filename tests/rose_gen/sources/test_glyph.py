@@ -243,6 +243,19 @@ def test_mini_release_made_with_the_pip_pool_records_the_choice(tmp_path):
     assert "manimgx-fonts-cjk" in (release / "LICENSES.md").read_text(encoding="utf-8")
 
 
+def test_default_release_records_and_credits_only_the_debian_pool(tmp_path):
+    config = load_config([f"output_dir={tmp_path / 'rel'}", "progress=false", "subsets=[glyph]"])
+    release = generate_release(config).path
+    summary = json.loads((release / "export_summary.json").read_text(encoding="utf-8"))
+    recorded = summary["assets"]["glyph"]
+    debian = {f"{f.package}:{f.file}#{f.face_index}" for f in manifest_faces(pool="debian")}
+    assert debian <= set(recorded)
+    assert not any(key.startswith("manimgx-fonts-cjk:") for key in recorded)
+    assert "assets_manifest:glyph_pairs_pip.json" not in recorded
+    licences = (release / "LICENSES.md").read_text(encoding="utf-8")
+    assert "fonts-noto-cjk" in licences and "manimgx-fonts-cjk" not in licences
+
+
 def test_pip_pool_with_the_package_absent_stops_with_one_line_naming_pip_install(tmp_path):
     (tmp_path / "manimgx_fonts_cjk.py").write_text("")  # shadows the installed package: no font inside
     done = subprocess.run(
