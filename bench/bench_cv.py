@@ -13,6 +13,7 @@ Recorded on this 2-core machine, concurrency 2 (2026-11-30):
 - mini profile with 110 scenes per subset, seed 7 (2,500 test items): PASS 2,500/2,500 clean
   (36 items/s) and 2,500/2,500 degraded (27 items/s); every subset and template 100%.
 - mini profile, 40 scenes per subset, ``render=mask`` (tinted T4 cue, 800 items): 800/800 both.
+- harsher copy of the 2,500-item release (``--jpeg 70 --blur 1.0``): 2,500/2,500 (47 items/s).
 """
 
 from __future__ import annotations

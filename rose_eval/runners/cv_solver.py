@@ -34,8 +34,9 @@ from scipy.ndimage import gaussian_filter, uniform_filter
 MIN_CELL_PX = 12
 MIN_LINES, MAX_LINES = 3, 40
 GRID_SCORE_FLOOR = 0.05  # share of the image's contrast added before taking logs of scores
-GRID_MIN_LOG_GAP = math.log(4.0)  # periodic vs not: scores apart by more than this factor
-GRID_SUBPERIOD_RATIO = 4.0  # a false period's shift score exceeds the best by more
+GRID_MIN_LOG_GAP = math.log(3.0)  # periodic vs not: scores apart by more than this factor
+GRID_SUBPERIOD_RATIO = 2.0  # a false period's shift score exceeds the best by more
+GRID_SHIFT_CONTRAST = 0.1  # ... and exceeds this share of the image's contrast
 NOISE_MAD_FACTOR = 6.0
 MIN_EXCEPTION_DISTANCE = 12.0  # pooled 0-255 difference a real exception clears
 WORK_CELL_PX = 48  # cells of 96 px and more are box-downsampled to about this size
@@ -186,18 +187,20 @@ def find_grid(rgb: np.ndarray) -> Grid:
     order = np.argsort(med)
     # Scores far below the image's contrast all count as "periodic" (a tint or a few
     # exceptions move them a little); the floor keeps log-gaps among them small.
-    floor = max(0.5, GRID_SCORE_FLOOR * float(np.abs(lum - lum.mean()).mean()))
+    contrast = float(np.abs(lum - lum.mean()).mean())
+    floor = max(0.5, GRID_SCORE_FLOOR * contrast)
     gaps = np.diff(np.log(med[order] + floor))
     cut = int(np.argmax(gaps)) + 1 if len(gaps) and gaps.max() > GRID_MIN_LOG_GAP else len(order)
     periodic = sorted(candidates[i] for i in order[:cut])
     # 2. Shift test against sub-periods: a sparse tile (a thin glyph within a third of the
     #    cell) passes the median test at a third of the cell, but moving the image by
     #    that amount puts ink onto blank everywhere, while a true cell and its multiples
-    #    move it onto equal ink. Take the smallest periodic cell whose shift score is near
-    #    the best one.
+    #    move it onto equal ink (a false period scores near the image's contrast). Take the
+    #    smallest periodic cell whose shift score is near the best one or small against
+    #    the contrast (JPEG blocks aligned with a multiple of the cell favour the multiple).
     shift = {c: _shift_score(lum, c) for c in periodic}
-    best = min(shift.values())
-    cell = next(c for c in periodic if shift[c] <= GRID_SUBPERIOD_RATIO * best + 1.0)
+    limit = max(GRID_SUBPERIOD_RATIO * min(shift.values()) + 1.0, GRID_SHIFT_CONTRAST * contrast)
+    cell = next(c for c in periodic if shift[c] <= limit)
     return Grid(height // cell, width // cell, cell)
 
 
