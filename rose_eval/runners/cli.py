@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     data = p.add_argument_group("dataset")
     data.add_argument("--dataset_root", type=Path, required=True, help="release folder (metadata_<split>.jsonl, images/)")
     data.add_argument("--split", choices=SPLITS, default="test")
-    data.add_argument("--subsets", nargs="*", default=[], help="subset names (full, short or 'all'); comma lists work too")
+    data.add_argument("--subsets", nargs="*", default=[], help="subsets: full (ROSE-PixelEdit), short (PixelEdit), id prefix (PEDIT) or 'all'; comma lists work too")
     data.add_argument("--templates", nargs="*", default=[], help="templates: T1..T5 or full names")
     data.add_argument("--samples_per_subset", type=int, default=0, help="keep N rows per subset (0 = all)")
     data.add_argument("--shuffle", action="store_true", help="shuffle before taking N per subset")
