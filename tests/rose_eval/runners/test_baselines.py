@@ -206,3 +206,26 @@ def test_cv_large_tint_on_a_small_grid(degraded):
     found = reading.exceptions & reading.region
     assert {(int(r) + 1, int(c) + 1) for r, c in zip(*np.nonzero(found), strict=True)} == {(7, 9)}
     assert int(reading.region.sum()) == 30
+
+
+@pytest.mark.slow
+def test_cv_on_a_generated_mini_release_clean_and_degraded(tmp_path):
+    """The issue's bar on the real generator's mini release: >= 98% PASS clean, >= 95% degraded."""
+    import shutil
+
+    from PIL import Image
+
+    from rose_eval.score import score_item
+    from rose_gen.cli import main as rose_gen
+
+    release = tmp_path / "mini"
+    assert rose_gen(["profile=mini", f"output_dir={release}", "overwrite=true"]) == 0
+    degraded = tmp_path / "mini_degraded"
+    shutil.copytree(release, degraded)
+    for path in (degraded / "images").rglob("*.png"):
+        degrade(Image.open(path).convert("RGB")).save(path)
+    rows = [json.loads(x) for x in (release / "metadata_test.jsonl").read_text().splitlines() if x.strip()]
+    for root, bar in ((release, 0.98), (degraded, 0.95)):
+        preds = {p["item_id"]: p for p in _solve_all(root, "cv", tmp_path / f"{root.name}.jsonl")}
+        passed = sum(int(score_item(row, preds[row["item_id"]])["pass"]) for row in rows)
+        assert passed / len(rows) >= bar, f"{root.name}: {passed}/{len(rows)}"
