@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -22,6 +22,7 @@ from rose_gen.vocab import (
     SUBSET_SHORT,
     TEMPLATE_ORDER,
     canonical_template,
+    ordered_subsets,
 )
 
 
@@ -98,9 +99,13 @@ SUBSET_ID_PREFIX: dict[str, str] = {
 }
 
 
-def resolve_subsets(requested: Sequence[str]) -> tuple[str, ...]:
-    """Full subset names for names given in full, short (``ChineseGlyph``), id prefix (``CH``), any case."""
-    lookup = {_normalise(name): name for name in SUBSET_ORDER}
+def resolve_subsets(requested: Sequence[str], present: Iterable[str] = ()) -> tuple[str, ...]:
+    """Full subset names for names given in full, short (``ChineseGlyph``), id prefix (``CH``), any case.
+
+    ``present`` adds the subsets found in the release, so plug-in subsets resolve by their own name.
+    """
+    known = ordered_subsets([*SUBSET_ORDER, *present])
+    lookup = {_normalise(name): name for name in known}
     lookup.update({_normalise(short): name for name, short in SUBSET_SHORT.items()})
     lookup.update({_normalise(prefix): name for name, prefix in SUBSET_ID_PREFIX.items()})
     out: list[str] = []
@@ -109,7 +114,7 @@ def resolve_subsets(requested: Sequence[str]) -> tuple[str, ...]:
             return ()
         name = lookup.get(_normalise(token))
         if name is None:
-            raise DatasetError(f"unknown subset {token!r}; known: {', '.join(SUBSET_ORDER)}")
+            raise DatasetError(f"unknown subset {token!r}; known: {', '.join(known)}")
         if name not in out:
             out.append(name)
     return tuple(out)
@@ -147,15 +152,14 @@ def resolve_image(root: Path, row: Mapping[str, Any], where: str) -> Path:
 
 def select(rows: Sequence[tuple[int, dict[str, Any]]], selection: Selection) -> list[tuple[int, dict[str, Any]]]:
     """Rows kept by the subset/template filters, optionally shuffled and capped per subset."""
-    subsets = set(resolve_subsets(selection.subsets))
+    subsets = set(resolve_subsets(selection.subsets, {str(r.get("rose_subset")) for _, r in rows}))
     templates = set(resolve_templates(selection.templates))
     kept = [(n, r) for n, r in rows
             if (not subsets or r.get("rose_subset") in subsets)
             and (not templates or canonical_template(str(r.get("task_template"))) in templates)]
     rng = random.Random(selection.seed)  # a local generator: selection is reproducible from --seed
     if selection.samples_per_subset > 0:
-        order = [s for s in SUBSET_ORDER if any(r.get("rose_subset") == s for _, r in kept)]
-        order += sorted({str(r.get("rose_subset")) for _, r in kept} - set(order))
+        order = ordered_subsets(str(r.get("rose_subset")) for _, r in kept)
         balanced: list[tuple[int, dict[str, Any]]] = []
         for subset in order:
             bucket = [(n, r) for n, r in kept if r.get("rose_subset") == subset]

@@ -83,7 +83,7 @@ def test_plugin_subset_generates_verifies_and_evaluates(env, tmp_path) -> None:
 
     preds = tmp_path / "oracle.jsonl"
     answered = _run(env, "rose-run", "--dataset_root", str(release), "--split", "test", "--solver", "oracle",
-                    "--output", str(preds), "--no_progress")
+                    "--subsets", SUBSET, "--output", str(preds), "--no_progress")
     assert answered.returncode == 0, answered.stderr
     evaluated = _run(env, "rose-eval", "--predictions", str(preds), "--dataset_root", str(release), "--split", "test",
                      "--out_dir", str(tmp_path / "eval"), "--no_analyses")
