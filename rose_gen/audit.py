@@ -42,6 +42,12 @@ from rose_gen.visibility import is_visible, luminance, tile_difference
 from rose_gen.vocab import SPLITS, ordered_subsets
 
 AUDIT_FILE = "audit.json"
+
+
+def default_audit_path(root: Path) -> Path:
+    """Where ``rose-audit`` writes its record by default: beside the release, never inside it
+    (a release's files are exactly those its export_summary lists, so rose-verify stays green)."""
+    return root.parent / f"{root.name}.{AUDIT_FILE}"
 SCENE_TEMPLATE = "T1_COUNT_GLOBAL"  # its image is the scene's base image
 NEAREST_SAMPLE = 8  # majority cells (evenly spread) each exception is also compared with
 PAIR_KEYS = ("undirected_pair_key", "pair_key", "unicode_key")

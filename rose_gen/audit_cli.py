@@ -1,6 +1,6 @@
 """``rose-audit <release>``: per-subset pair similarity, distinct assets, reuse and invisible exceptions.
 
-Writes ``audit.json`` (next to the release, or ``--out``) and prints a table. Exit status 0
+Writes ``<release>.audit.json`` beside the release (or ``--out``) and prints a table. Exit status 0
 when the audit is clean or only non-standard scenes have flagged exceptions, 1 when a
 standard scene has an exception at or below the visibility threshold or majorities that
 are not pixel-identical (``--strict``: any flagged exception), 2 on bad input (one line).
@@ -16,13 +16,13 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from rose_gen.audit import AUDIT_FILE, AuditError, audit_release, audit_table
+from rose_gen.audit import AuditError, audit_release, audit_table, default_audit_path
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rose-audit", description=__doc__.splitlines()[0])
     p.add_argument("release", help="release folder (metadata_{dev,test}.jsonl and images/)")
-    p.add_argument("--out", default=None, help=f"where to write the JSON record (default: <release>/{AUDIT_FILE})")
+    p.add_argument("--out", default=None, help="where to write the JSON record (default: <release>.audit.json beside the release)")
     p.add_argument("--strict", action="store_true", help="fail on any flagged exception, whatever the preset")
     return p
 
@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditError as exc:
         print(f"rose-audit: error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else root / AUDIT_FILE
+    out = Path(args.out) if args.out else default_audit_path(root)
     try:
         _write_atomic(out, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
     except OSError as exc:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rose_gen.audit import AUDIT_FILE, audit_release, quantiles
+from rose_gen.audit import audit_release, default_audit_path, quantiles
 from rose_gen.audit_cli import main
 from rose_gen.config import load_config
 from rose_gen.pipeline import generate_release
@@ -69,6 +69,16 @@ def test_standard_release_has_nothing_flagged(clean) -> None:
     assert glyph["similarity"]["majority_spread_changed_fraction"]["max"] == 0.0
 
 
+def test_audit_leaves_the_release_verifiable(copy) -> None:
+    from rose_gen.verify import verify_release
+
+    files_before = sorted(p.relative_to(copy) for p in copy.rglob("*"))
+    assert main([str(copy)]) == 0
+    assert sorted(p.relative_to(copy) for p in copy.rglob("*")) == files_before
+    assert default_audit_path(copy).is_file() and default_audit_path(copy).parent == copy.parent
+    assert verify_release(copy).ok
+
+
 def test_planted_invisible_exception_is_flagged(copy, capsys) -> None:
     row = next(r for r in _t1_rows(copy) if r["rose_subset"] == GLYPH)
     target = tuple(row["target_cells"][0])
@@ -84,7 +94,7 @@ def test_planted_invisible_exception_is_flagged(copy, capsys) -> None:
     assert main([str(copy)]) == 1
     out = capsys.readouterr().out
     assert "1 flagged exception(s) (1 in standard scenes)" in out
-    assert json.loads((copy / AUDIT_FILE).read_text(encoding="utf-8"))["standard_flagged"] == 1
+    assert json.loads(default_audit_path(copy).read_text(encoding="utf-8"))["standard_flagged"] == 1
 
 
 def test_non_identical_majority_is_a_problem_only_for_standard(copy, tmp_path) -> None:
@@ -113,7 +123,7 @@ def test_bad_input_is_one_line(tmp_path, capsys) -> None:
     assert main([str(tmp_path / "rel")]) == 2
     err = capsys.readouterr().err
     assert "metadata_test.jsonl:2: not valid JSON" in err and err.count("\n") == 1
-    assert not (tmp_path / "rel" / AUDIT_FILE).exists()
+    assert not default_audit_path(tmp_path / "rel").exists()
 
 
 def test_quantiles() -> None:
