@@ -30,7 +30,7 @@ from rose_gen.layout import LayoutParams
 from rose_gen.plan import PlanError, SubsetPlan, validate_plan
 from rose_gen.presets import PresetConf, PresetError, preset_from_conf
 from rose_gen.regions import RegionSizes
-from rose_gen.render import CUE_OVERLAYS, CueSettings, RenderSettings
+from rose_gen.render import CUE_OVERLAYS, CUE_PALETTE, CueSettings, RenderSettings
 from rose_gen.schema import DATASET_VERSION
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -93,7 +93,6 @@ class DifficultyConf:
 
 @dataclass
 class CueConf:
-    color: list[int] = field(default_factory=lambda: [230, 0, 0])
     outline_fraction: float = 0.05
     min_outline_px: int = 2
     max_outline_px: int = 5
@@ -104,6 +103,9 @@ class CueConf:
 class RenderConf:
     cue_type: str = "OUTLINE_BOX"
     png_compress_level: int = 1
+    cue_color: Any = "auto"  # "auto" | a cue_palette name | [r, g, b]
+    cue_palette: dict[str, list[int]] = field(
+        default_factory=lambda: {name: list(rgb) for name, rgb in CUE_PALETTE})
     cue: CueConf = field(default_factory=CueConf)
 
 
@@ -206,6 +208,11 @@ def recorded_config(cfg: DictConfig) -> dict[str, Any]:
 
 def config_from_recorded(recorded: dict[str, Any]) -> GenConfig:
     """Rebuild a :class:`GenConfig` from a release's recorded config (``rose-verify``)."""
+    render = recorded.get("render")
+    if isinstance(render, dict) and isinstance(render.get("cue"), dict) and "color" in render["cue"]:
+        # Releases made before the auto cue colour recorded a fixed render.cue.color.
+        cue = {k: v for k, v in render["cue"].items() if k != "color"}
+        recorded = {**recorded, "render": {**render, "cue": cue, "cue_color": render["cue"]["color"]}}
     try:
         cfg = OmegaConf.merge(OmegaConf.structured(GenConf), OmegaConf.create(recorded))
     except OmegaConfBaseException as exc:
@@ -282,8 +289,8 @@ def build_config(cfg: DictConfig) -> GenConfig:
     _require(cfg.workers >= 1, f"workers must be at least 1 (got {cfg.workers})")
     r = cfg.render
     _require(0 <= r.png_compress_level <= 9, f"render.png_compress_level must be 0..9 (got {r.png_compress_level})")
-    _require(len(r.cue.color) == 3 and all(0 <= c <= 255 for c in r.cue.color),
-             f"render.cue.color must be three integers 0..255 (got {list(r.cue.color)})")
+    palette = _cue_palette(r.cue_palette)
+    cue_color = _cue_color(r.cue_color, palette)
     _require(0 < r.cue.outline_fraction < 0.5,
              f"render.cue.outline_fraction must be in (0, 0.5) (got {r.cue.outline_fraction})")
     _require(1 <= r.cue.min_outline_px <= r.cue.max_outline_px,
@@ -308,7 +315,7 @@ def build_config(cfg: DictConfig) -> GenConfig:
             raise ConfigError(f"subset.{key}: {exc}") from None
         plans.append(plan)
     render = RenderSettings(png_compress_level=int(r.png_compress_level),
-                            cue=CueSettings(color=tuple(int(c) for c in r.cue.color),
+                            cue=CueSettings(color=cue_color, palette=palette,
                                             outline_fraction=float(r.cue.outline_fraction),
                                             min_outline_px=int(r.cue.min_outline_px),
                                             max_outline_px=int(r.cue.max_outline_px),
@@ -319,6 +326,35 @@ def build_config(cfg: DictConfig) -> GenConfig:
                      plugins=tuple(cfg.plugins), recorded=recorded_config(cfg),
                      output_dir=Path(cfg.output_dir) if cfg.output_dir else None, workers=int(cfg.workers),
                      overwrite=bool(cfg.overwrite), progress=bool(cfg.progress))
+
+
+def _is_rgb(value: Any) -> bool:
+    return (isinstance(value, (list, tuple)) and len(value) == 3
+            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in value))
+
+
+def _cue_palette(conf: Any) -> tuple[tuple[str, tuple[int, int, int]], ...]:
+    """``render.cue_palette`` (name -> [r, g, b], in tie-break order) as CueSettings.palette."""
+    items = dict(OmegaConf.to_container(conf)) if isinstance(conf, DictConfig) else dict(conf)
+    _require(bool(items), "render.cue_palette must name at least one colour")
+    for name, rgb in items.items():
+        _require(_is_rgb(rgb), f"render.cue_palette.{name} must be three integers 0..255 (got {rgb})")
+    return tuple((str(name), (int(rgb[0]), int(rgb[1]), int(rgb[2]))) for name, rgb in items.items())
+
+
+def _cue_color(value: Any, palette: tuple[tuple[str, tuple[int, int, int]], ...]) -> tuple[int, int, int] | None:
+    """``render.cue_color``: None for auto, else the RGB of a palette name or of an [r, g, b] list."""
+    if not isinstance(value, str):
+        value = OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
+        _require(_is_rgb(value), f"render.cue_color must be auto, a cue_palette name or three integers "
+                                 f"0..255 (got {value})")
+        return int(value[0]), int(value[1]), int(value[2])
+    if value == "auto":
+        return None
+    names = dict(palette)
+    _require(value in names, f"render.cue_color {value!r} must be auto, [r, g, b] or one of the cue_palette "
+                             f"names {', '.join(names)}")
+    return names[value]
 
 
 def load_config(overrides: list[str]) -> GenConfig:

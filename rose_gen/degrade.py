@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from rose_gen.render import (
     apply_cue,
     cue_rectangle,
     encode_png,
+    scene_cue_color,
     tile_array,
 )
 from rose_gen.schema import SceneSpec, asset_pair_from_json
@@ -134,10 +136,11 @@ def preset_base_image(scene: SceneSpec, source: VisualSource) -> np.ndarray:
 def render_preset_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings) -> RenderedScene:
     """Base and cue PNGs of a preset scene (the cue drawn on the finished base image)."""
     base = preset_base_image(scene, source)
-    cue = apply_cue(base, cue_rectangle(scene), scene.cell_size, scene.cue_type, settings.cue)
+    color = scene_cue_color(scene, source, settings.cue)  # from the scene's majority and target tiles
+    cue = apply_cue(base, cue_rectangle(scene), scene.cell_size, scene.cue_type, replace(settings.cue, color=color))
     level = settings.png_compress_level
     return RenderedScene(scene_id=scene.scene_id, base_png=encode_png(base, level), cue_png=encode_png(cue, level),
-                         width=base.shape[1], height=base.shape[0])
+                         width=base.shape[1], height=base.shape[0], cue_color=color)
 
 
 def needs_preset_render(scene: SceneSpec) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rose_gen.degrade import needs_preset_render, render_preset_scene
-from rose_gen.render import RenderSettings, render_scene
+from rose_gen.render import CueSettings, RenderSettings, render_scene, scene_cue_color
 from rose_gen.schema import SceneRows, SceneSpec, base_image_record, cue_image_record
 from rose_gen.sources import SOURCES, load_sources
 from rose_gen.templates import build_scene_rows
@@ -41,9 +41,15 @@ class SceneResult:
     rows: SceneRows
 
 
-def scene_rows(scene: SceneSpec) -> SceneRows:
-    """The task rows of a scene (pure; what :func:`process_scene` returns beside the images)."""
-    return build_scene_rows(scene, base_image_record(scene), cue_image_record(scene))
+def scene_rows(scene: SceneSpec, cue: CueSettings | None = None) -> SceneRows:
+    """The task rows of a scene (what :func:`process_scene` returns beside the images).
+
+    The cue-image rows carry the cue colour; with an auto ``cue`` colour this renders the
+    scene's two tiles (no images are composed or encoded).
+    """
+    cue = CueSettings() if cue is None else cue
+    color = scene_cue_color(scene, SOURCES.get(scene.source), cue)
+    return build_scene_rows(scene, base_image_record(scene), cue_image_record(scene, color))
 
 
 def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
@@ -53,7 +59,7 @@ def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
         rendered = render_preset_scene(scene, source, settings)
     else:
         rendered = render_scene(scene, source, settings)
-    base, cue = base_image_record(scene), cue_image_record(scene)
+    base, cue = base_image_record(scene), cue_image_record(scene, rendered.cue_color)
     return SceneResult(scene_id=scene.scene_id,
                        images={base.path: rendered.base_png, cue.path: rendered.cue_png},
                        rows=build_scene_rows(scene, base, cue))

@@ -58,7 +58,7 @@ SUBSET_FIELDS: tuple[tuple[str, ColumnType], ...] = (
     ("target_unicode", _S), ("background_name_en", _S), ("target_name_en", _S), ("background_name_zh", _S),
     ("target_name_zh", _S), ("similarity", _F), ("asset_resize_mode", _S),
     ("bridge_task", _B), ("bridge_type", _S), ("source_item_id", _S), ("source_click_item_id", _S),
-    ("source_task_template", _S), ("source_task_mode", _S),
+    ("source_task_template", _S), ("source_task_mode", _S), ("image_cue_color", ("list", _I)),
 )
 KNOWN_TYPES: dict[str, ColumnType] = dict(CORE_FIELDS + SUBSET_FIELDS)
 

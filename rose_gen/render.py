@@ -16,6 +16,12 @@ spec's ``cue_type`` picks the style from :data:`CUE_OVERLAYS`:
 - ``MASK``: the rectangle's pixels are blended toward the cue colour with
   ``mask_alpha``; the content stays visible through the tint.
 
+The cue colour is either fixed (``CueSettings.color``) or, with ``color=None``
+("auto"), chosen per scene from :data:`CUE_PALETTE` by :func:`choose_cue_color`: the
+palette colour farthest (CIELAB distance) from every chromatic colour of the scene's two
+tiles, so an edit in, say, red is never mistaken for a red frame. The choice depends only
+on the rendered tiles: no randomness, and the base image is never touched.
+
 PNG encoding is deterministic: Pillow, a fixed zlib level, no text chunks, no time stamp.
 """
 
@@ -23,10 +29,11 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from PIL import Image
+from skimage.color import rgb2lab
 
 from rose_gen.registry import Registry
 from rose_gen.schema import SceneSpec
@@ -36,15 +43,36 @@ from rose_gen.sources.base import VisualSource
 CUE_TEMPLATE = "T4_CLICK_VISUAL_REGION"
 
 
+RGB = tuple[int, int, int]
+
+# The auto cue palette, in tie-break order: saturated colours far apart in CIELAB. Red is
+# first (and the old fixed cue colour), so scenes without chromatic content keep it.
+CUE_PALETTE: tuple[tuple[str, RGB], ...] = (
+    ("red", (230, 0, 0)),
+    ("blue", (0, 64, 255)),
+    ("magenta", (230, 0, 230)),
+    ("green", (0, 180, 0)),
+    ("orange", (255, 140, 0)),
+    ("cyan", (0, 200, 230)),
+)
+# Tile pixels below this CIELAB chroma (white, grey, black: background and ink) are not
+# "content colours" for the auto choice.
+MIN_CONTENT_CHROMA = 15.0
+
+
 class RenderError(RuntimeError):
     """A source returned an unusable tile, or a cue does not fit the grid (one-line message)."""
 
 
 @dataclass(frozen=True)
 class CueSettings:
-    """How the cue image highlights the T4 rectangle (see the module docstring)."""
+    """How the cue image highlights the T4 rectangle (see the module docstring).
 
-    color: tuple[int, int, int] = (230, 0, 0)
+    ``color`` None means auto: chosen per scene from ``palette`` (:func:`resolve_cue`).
+    """
+
+    color: RGB | None = (230, 0, 0)
+    palette: tuple[tuple[str, RGB], ...] = CUE_PALETTE
     outline_fraction: float = 0.05
     min_outline_px: int = 2
     max_outline_px: int = 5
@@ -78,6 +106,7 @@ class RenderedScene:
     cue_png: bytes
     width: int
     height: int
+    cue_color: RGB | None = None  # the colour the cue was drawn in
 
 
 CueOverlay = Callable[[np.ndarray, PixelBox, int, CueSettings], None]
@@ -115,6 +144,59 @@ def _mask(image: np.ndarray, box: PixelBox, cell_size: int, cue: CueSettings) ->
     image[box.top:box.bottom, box.left:box.right] = np.rint(blended).astype(np.uint8)
 
 
+def content_lab(tiles: Sequence[np.ndarray]) -> np.ndarray:
+    """(N, 3) CIELAB of the distinct chromatic colours of ``tiles`` (uint8 RGB arrays)."""
+    flat = np.concatenate([t.reshape(-1, 3) for t in tiles]).astype(np.uint32)
+    packed = np.unique((flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2])
+    rgb = np.stack([(packed >> 16) & 255, (packed >> 8) & 255, packed & 255], axis=1).astype(np.uint8)
+    lab = rgb2lab(rgb[None])[0]
+    return lab[np.hypot(lab[:, 1], lab[:, 2]) >= MIN_CONTENT_CHROMA]
+
+
+def cue_color_distances(tiles: Sequence[np.ndarray], palette: Sequence[tuple[str, RGB]]) -> np.ndarray:
+    """Per palette colour: the smallest CIELAB distance to a content colour (inf if none).
+
+    Rounded to 1e-6 so ties do not depend on floating-point noise.
+    """
+    content = content_lab(tiles)
+    pal = rgb2lab(np.asarray([rgb for _, rgb in palette], dtype=np.uint8)[None])[0]
+    if content.shape[0] == 0:
+        return np.full(len(palette), np.inf)
+    d = np.sqrt(((pal[:, None, :] - content[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+    return np.round(d, 6)
+
+
+def choose_cue_color(tiles: Sequence[np.ndarray], palette: Sequence[tuple[str, RGB]] = CUE_PALETTE) -> RGB:
+    """The palette colour whose nearest content colour is farthest; ties go to the earlier one."""
+    d = cue_color_distances(tiles, palette)
+    return tuple(int(v) for v in palette[int(np.argmax(d))][1])  # argmax takes the first maximum
+
+
+def cue_color_name(color: Sequence[int], palette: Sequence[tuple[str, RGB]] = CUE_PALETTE) -> str:
+    """The palette name of ``color``, or ``r,g,b`` for a colour outside the palette."""
+    for name, rgb in palette:
+        if tuple(rgb) == tuple(color):
+            return name
+    return ",".join(str(int(v)) for v in color)
+
+
+def resolve_cue(cue: CueSettings, tiles: Sequence[np.ndarray]) -> CueSettings:
+    """``cue`` with a concrete colour: auto (``color=None``) is chosen from the scene's tiles."""
+    if cue.color is not None:
+        return cue
+    return replace(cue, color=choose_cue_color(tiles, cue.palette))
+
+
+def scene_cue_color(scene: SceneSpec, source: VisualSource, cue: CueSettings) -> RGB:
+    """The colour the cue of ``scene`` is drawn in (renders the scene's two tiles when auto)."""
+    if cue.color is not None:
+        return tuple(int(v) for v in cue.color)
+    cell = scene.cell_size
+    tiles = [tile_array(source.render_tile(scene.pair, role, cell), cell, f"{role} tile")
+             for role in ("majority", "target")]
+    return choose_cue_color(tiles, cue.palette)
+
+
 def tile_array(tile: Image.Image, cell_size: int, what: str) -> np.ndarray:
     """A source tile as a (cell, cell, 3) uint8 array; alpha is composited on white."""
     if tile.size != (cell_size, cell_size):
@@ -149,6 +231,8 @@ def draw_cue(image: np.ndarray, rect: tuple[int, int, int, int], cell_size: int,
     rows, cols = image.shape[0] // cell_size, image.shape[1] // cell_size
     if not (1 <= r1 <= r2 <= rows and 1 <= c1 <= c2 <= cols):
         raise RenderError(f"cue rectangle rows {r1}-{r2}, cols {c1}-{c2} lies outside the {rows}x{cols} grid")
+    if cue.color is None:
+        raise RenderError("cue colour is auto: resolve it from the scene's tiles first (resolve_cue)")
     CUE_OVERLAYS.get(cue_type)(image, cell_box(r1, r2, c1, c2, cell_size), cell_size, cue)
     return image
 
@@ -170,11 +254,11 @@ def render_grid_images(majority_tile: Image.Image, target_tile: Image.Image, *, 
                        cell_size: int, target_cells: Sequence[Sequence[int]],
                        cue_rect: tuple[int, int, int, int], cue_type: str,
                        cue: CueSettings) -> tuple[np.ndarray, np.ndarray]:
-    """Base and cue images as arrays from the two tiles of a scene."""
+    """Base and cue images as arrays from the two tiles of a scene (auto cue colour resolved)."""
     maj = tile_array(majority_tile, cell_size, "majority tile")
     tgt = tile_array(target_tile, cell_size, "target tile")
     base = compose_grid(maj, tgt, rows, cols, target_cells)
-    return base, apply_cue(base, cue_rect, cell_size, cue_type, cue)
+    return base, apply_cue(base, cue_rect, cell_size, cue_type, resolve_cue(cue, (maj, tgt)))
 
 
 def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings) -> RenderedScene:
@@ -183,14 +267,15 @@ def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSetting
     The base image is encoded first; the cue is then drawn on the same array (no copy).
     """
     pair, cell = scene.pair, scene.cell_size
-    image = compose_grid(tile_array(source.render_tile(pair, "majority", cell), cell, "majority tile"),
-                         tile_array(source.render_tile(pair, "target", cell), cell, "target tile"),
-                         scene.rows, scene.cols, scene.target_cells)
+    majority = tile_array(source.render_tile(pair, "majority", cell), cell, "majority tile")
+    target = tile_array(source.render_tile(pair, "target", cell), cell, "target tile")
+    image = compose_grid(majority, target, scene.rows, scene.cols, scene.target_cells)
     level = settings.png_compress_level
     base_png = encode_png(image, level)
-    cue_png = encode_png(draw_cue(image, cue_rectangle(scene), cell, scene.cue_type, settings.cue), level)
+    cue = resolve_cue(settings.cue, (majority, target))
+    cue_png = encode_png(draw_cue(image, cue_rectangle(scene), cell, scene.cue_type, cue), level)
     return RenderedScene(scene_id=scene.scene_id, base_png=base_png, cue_png=cue_png,
-                         width=image.shape[1], height=image.shape[0])
+                         width=image.shape[1], height=image.shape[0], cue_color=cue.color)
 
 
 def cue_rectangle(scene: SceneSpec) -> tuple[int, int, int, int]:

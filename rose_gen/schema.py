@@ -240,8 +240,10 @@ class ImageRecord:
     region_type: str
     region_params: Mapping[str, Any]
     note: str
+    cue_color: tuple[int, int, int] | None = None  # cue images: RGB the highlight is drawn in
 
     def to_json(self) -> dict[str, Any]:
+        extra = {} if self.cue_color is None else {"cue_color": [int(v) for v in self.cue_color]}
         return {
             "image_id": self.image_id,
             "path": self.path,
@@ -252,11 +254,14 @@ class ImageRecord:
             "region_type": self.region_type,
             "region_params": plain_json(self.region_params),
             "note": self.note,
+            **extra,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ImageRecord:
-        return cls(**{**data, "region_params": plain_json(data["region_params"])})
+        color = data.get("cue_color")
+        return cls(**{**data, "region_params": plain_json(data["region_params"]),
+                      "cue_color": None if color is None else tuple(int(v) for v in color)})
 
 
 @dataclass(frozen=True)
@@ -292,8 +297,8 @@ def base_image_record(scene: SceneSpec) -> ImageRecord:
     )
 
 
-def cue_image_record(scene: SceneSpec) -> ImageRecord:
-    """The record of scene k's cue image (image 2k): the T4 rectangle highlighted."""
+def cue_image_record(scene: SceneSpec, cue_color: tuple[int, int, int] | None = None) -> ImageRecord:
+    """The record of scene k's cue image (image 2k): the T4 rectangle highlighted in ``cue_color``."""
     region = scene.regions[CUE_TEMPLATE]
     return ImageRecord(
         image_id=scene.cue_image_id,
@@ -305,4 +310,5 @@ def cue_image_record(scene: SceneSpec) -> ImageRecord:
         region_type=region.type,
         region_params=dict(region.params),
         note=CUE_IMAGE_NOTE,
+        cue_color=None if cue_color is None else tuple(int(v) for v in cue_color),
     )

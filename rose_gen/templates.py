@@ -231,6 +231,8 @@ def task_row(
     row["image_region_type"] = image.region_type
     row["image_region_params"] = plain_json(image.region_params)
     row["image_note"] = image.note
+    if image.cue_color is not None:  # rows on a cue image: the RGB its highlight is drawn in
+        row["image_cue_color"] = [int(v) for v in image.cue_color]
     if tmpl.bridge is not None:
         src = TEMPLATES.get(tmpl.bridge.source_template)
         row.update(tmpl.bridge.fields(own_id, src.name, src.task_mode))
