@@ -6,21 +6,29 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
+from skimage.color import rgb2lab
 
 from rose_gen.render import (
+    CUE_PALETTE,
     CueSettings,
     RenderError,
     RenderSettings,
     apply_cue,
     cell_box,
+    choose_cue_color,
     compose_grid,
+    cue_color_distances,
+    cue_color_name,
     encode_png,
     outline_width,
     render_scene,
+    resolve_cue,
+    scene_cue_color,
 )
 from rose_gen.schema import RegionSpec, SceneSpec
 from rose_gen.sources import SOURCES
+from rose_gen.sources.base import AssetPair
 from tests.fixtures.latin_source import LATIN_SOURCES
 
 CELL = 20
@@ -151,3 +159,91 @@ def test_outline_stays_in_the_blank_margin_of_a_centred_glyph(cell: int) -> None
     # Only white background was painted over: no ink of any cell is hidden.
     assert np.all(base[changed] == 255)
     assert 2 <= outline_width(cell, cue) <= 5
+
+
+# ---------------------------------------------------------------------------- auto cue colour
+
+RED = dict(CUE_PALETTE)["red"]
+
+
+class PatchSource:
+    """Test-only source: a yellow square; the target adds a red edit in its corner."""
+
+    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+        tile = Image.new("RGB", (cell_size, cell_size), (255, 255, 255))
+        draw = ImageDraw.Draw(tile)
+        q = cell_size // 4
+        draw.rectangle([q, q, 3 * q, 3 * q], fill=(240, 200, 40))
+        if role == "target":
+            draw.rectangle([q, q, 2 * q, 2 * q], fill=(225, 10, 20))
+        return tile
+
+
+def _patch_scene(cue_type: str = "OUTLINE_BOX") -> SceneSpec:
+    pair = AssetPair(source="test-patch", majority="plain", target="red-edit", pair_key="plain__red-edit",
+                     row_fields={}, render={})
+    return _scene(cue_type, pair=pair, source="test-patch")
+
+
+def _lab_distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    lab = rgb2lab(np.asarray([[a, b]], dtype=np.uint8))[0]
+    return float(np.linalg.norm(lab[0] - lab[1]))
+
+
+def test_auto_colour_is_the_palette_colour_farthest_from_a_red_edit() -> None:
+    source = PatchSource()
+    pair = _patch_scene().pair
+    tiles = [np.asarray(source.render_tile(pair, role, 40)) for role in ("majority", "target")]
+    chosen = choose_cue_color(tiles)
+    # Independent check on the two content colours (white background is ignored).
+    content = [(240, 200, 40), (225, 10, 20)]
+    far = {name: min(_lab_distance(rgb, c) for c in content) for name, rgb in CUE_PALETTE}
+    best = max(far.values())
+    assert chosen == next(rgb for name, rgb in CUE_PALETTE if far[name] == best)
+    assert chosen != RED and far[cue_color_name(chosen)] > far["red"] + 50
+    # Without the red edit, red is no longer ruled out: the choice follows the yellow alone.
+    alone = {name: _lab_distance(rgb, (240, 200, 40)) for name, rgb in CUE_PALETTE}
+    assert choose_cue_color([tiles[0]]) == dict(CUE_PALETTE)[max(alone, key=alone.get)]
+    grey = np.full((20, 20, 3), 255, np.uint8)
+    grey[5:15, 5:15] = (90, 90, 90)
+    assert choose_cue_color([grey, grey]) == RED  # achromatic scenes: all tie, palette order wins
+    assert cue_color_distances([grey], CUE_PALETTE).tolist() == [float("inf")] * len(CUE_PALETTE)
+
+
+def test_ties_go_to_the_earlier_palette_colour() -> None:
+    tile = np.full((10, 10, 3), 255, np.uint8)
+    tile[2:8, 2:8] = (255, 255, 0)  # yellow: some distance to each colour
+    palette = (("first", (0, 64, 255)), ("second", (0, 64, 255)))
+    assert choose_cue_color([tile], palette) == (0, 64, 255)
+    assert cue_color_name((0, 64, 255), palette) == "first"
+    assert cue_color_name((1, 2, 3)) == "1,2,3"
+
+
+@pytest.mark.parametrize("cue_type", ["OUTLINE_BOX", "MASK"])
+def test_auto_cue_is_drawn_in_the_chosen_colour_exactly_on_t4(cue_type: str) -> None:
+    scene, source = _patch_scene(cue_type), PatchSource()
+    auto = render_scene(scene, source, RenderSettings(cue=CueSettings(color=None)))
+    red = render_scene(scene, source, RenderSettings())
+    assert auto.cue_color != RED and red.cue_color == RED
+    assert auto.base_png == red.base_png  # the base image never depends on the cue colour
+    base = np.asarray(Image.open(io.BytesIO(auto.base_png)).convert("RGB"))
+    cue = np.asarray(Image.open(io.BytesIO(auto.cue_png)).convert("RGB"))
+    changed = np.any(base != cue, axis=2)
+    ys, xs = np.nonzero(changed)
+    box = cell_box(2, 3, 1, 2, 24)
+    assert (ys.min(), ys.max() + 1, xs.min(), xs.max() + 1) == (box.top, box.bottom, box.left, box.right)
+    if cue_type == "OUTLINE_BOX":
+        assert np.all(cue[changed] == auto.cue_color)
+    # The explicit colour of the chosen one reproduces the auto image byte for byte.
+    fixed = render_scene(scene, source, RenderSettings(cue=CueSettings(color=auto.cue_color)))
+    assert fixed.cue_png == auto.cue_png
+    assert scene_cue_color(scene, source, CueSettings(color=None)) == auto.cue_color
+
+
+def test_draw_cue_refuses_an_unresolved_auto_colour() -> None:
+    maj, tgt = _tiles()
+    base = compose_grid(maj, tgt, 3, 3, [(1, 1)])
+    with pytest.raises(RenderError, match="auto"):
+        apply_cue(base, (1, 2, 1, 2), CELL, "OUTLINE_BOX", CueSettings(color=None))
+    auto = resolve_cue(CueSettings(color=None), (maj, tgt))
+    assert auto.color == RED  # black ink on white: nothing chromatic, first palette colour

@@ -65,22 +65,24 @@ def compose(majority: Image.Image, target: Image.Image, rows: int, cols: int,
     return image
 
 
-def outline(image: Image.Image, cell: int, rect: tuple[int, int, int, int]) -> Image.Image:
+def outline(image: Image.Image, cell: int, rect: tuple[int, int, int, int],
+            color: tuple[int, int, int] = CUE_COLOR) -> Image.Image:
     """The generator's OUTLINE_BOX style: a frame inside the rectangle's outer edge."""
     r1, r2, c1, c2 = rect
     width = max(2, round(cell * 0.06))
     out = image.copy()
     ImageDraw.Draw(out).rectangle([(c1 - 1) * cell, (r1 - 1) * cell, c2 * cell - 1, r2 * cell - 1],
-                                  outline=CUE_COLOR, width=width)
+                                  outline=color, width=width)
     return out
 
 
-def tint(image: Image.Image, cell: int, rect: tuple[int, int, int, int], alpha: float = 0.35) -> Image.Image:
+def tint(image: Image.Image, cell: int, rect: tuple[int, int, int, int], alpha: float = 0.35,
+         color: tuple[int, int, int] = CUE_COLOR) -> Image.Image:
     """The generator's MASK style: the rectangle blended toward the cue colour."""
     r1, r2, c1, c2 = rect
     arr = np.asarray(image, dtype=np.float32).copy()
     box = (slice((r1 - 1) * cell, r2 * cell), slice((c1 - 1) * cell, c2 * cell))
-    arr[box] = arr[box] * (1 - alpha) + np.asarray(CUE_COLOR, dtype=np.float32) * alpha
+    arr[box] = arr[box] * (1 - alpha) + np.asarray(color, dtype=np.float32) * alpha
     return Image.fromarray(np.rint(arr).astype(np.uint8))
 
 

@@ -13,6 +13,7 @@ from rose_eval.runners.baselines import SOLVERS
 from rose_eval.runners.cli import main
 from rose_eval.runners.cv_solver import Grid, load_rgb, parse_task, read_item, solve_image
 from rose_eval.runners.dataset import DatasetItem
+from rose_gen.render import CUE_PALETTE
 
 from .conftest import (
     compose,
@@ -229,3 +230,27 @@ def test_cv_on_a_generated_mini_release_clean_and_degraded(tmp_path):
         preds = {p["item_id"]: p for p in _solve_all(root, "cv", tmp_path / f"{root.name}.jsonl")}
         passed = sum(int(score_item(row, preds[row["item_id"]])["pass"]) for row in rows)
         assert passed / len(rows) >= bar, f"{root.name}: {passed}/{len(rows)}"
+
+
+@pytest.mark.parametrize("name", [name for name, _ in CUE_PALETTE])
+@pytest.mark.parametrize("degraded", [False, True])
+def test_cv_finds_a_frame_or_tint_in_every_palette_colour(name, degraded):
+    """The generator picks the cue colour per scene (render.cue_color=auto): detection is colour-agnostic."""
+    color = dict(CUE_PALETTE)[name]
+    rng = np.random.default_rng([23, len(name), degraded])
+    for n, kind in enumerate(("shapes", "letters", "shapes", "letters")):
+        image, grid, targets = _scene(rng, kind)
+        r1, c1 = int(rng.integers(1, grid.rows - 1)), int(rng.integers(1, grid.cols - 1))
+        rect = (r1, min(grid.rows, r1 + int(rng.integers(1, 6))), c1, min(grid.cols, c1 + int(rng.integers(1, 6))))
+        cue = outline(image, grid.cell, rect, color) if n < 3 else tint(image, grid.cell, rect, color=color)
+        if degraded:
+            cue = degrade(cue)
+        reading = read_item(np.asarray(cue, dtype=np.float32), "Click all cells that are different from the "
+                            "majority inside the highlighted region. Answer only using CLICK(Rr,Cc); ...; DONE.")
+        r1, r2, c1, c2 = rect
+        expected = np.zeros((grid.rows, grid.cols), dtype=bool)
+        expected[r1 - 1:r2, c1 - 1:c2] = True
+        assert np.array_equal(reading.region, expected), (name, kind, rect)
+        found = reading.exceptions & reading.region
+        assert {(int(r) + 1, int(c) + 1) for r, c in zip(*np.nonzero(found), strict=True)} == {
+            (r, c) for r, c in targets if r1 <= r <= r2 and c1 <= c <= c2}
