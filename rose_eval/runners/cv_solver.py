@@ -12,7 +12,9 @@
 3. Region. Read from the prompt sentence (whole grid, rows, columns, rectangle,
    exclusion). For "the highlighted region" the outline is found on the image: grid
    lines along which a thin band differs from the majority everywhere; the outline's
-   pixels are then left out of the exception test.
+   pixels are then left out of the exception test. Detection is colour-agnostic (a
+   difference from the majority tile, never a colour match), so it finds a frame or tint
+   in any colour the generator picks (``render.cue_color=auto`` chooses per scene).
 4. Answer. Formal string in the mode the sentence asks for.
 
 Only numpy/scipy/PIL; per-tile work is vectorised over all tiles at once.
