@@ -208,11 +208,6 @@ def recorded_config(cfg: DictConfig) -> dict[str, Any]:
 
 def config_from_recorded(recorded: dict[str, Any]) -> GenConfig:
     """Rebuild a :class:`GenConfig` from a release's recorded config (``rose-verify``)."""
-    render = recorded.get("render")
-    if isinstance(render, dict) and isinstance(render.get("cue"), dict) and "color" in render["cue"]:
-        # Releases made before the auto cue colour recorded a fixed render.cue.color.
-        cue = {k: v for k, v in render["cue"].items() if k != "color"}
-        recorded = {**recorded, "render": {**render, "cue": cue, "cue_color": render["cue"]["color"]}}
     try:
         cfg = OmegaConf.merge(OmegaConf.structured(GenConf), OmegaConf.create(recorded))
     except OmegaConfBaseException as exc:

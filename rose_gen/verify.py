@@ -226,17 +226,12 @@ def explain(summary: Mapping[str, Any], uses: Iterable[tuple[str, Mapping[str, A
     return "assets and versions are as recorded, so the generator is not reproducible here (please report)"
 
 
-def _without_cue_color(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k != "image_cue_color"}
-
-
 def _rederive(root: Path, summary: Mapping[str, Any], main: Mapping[str, list[dict[str, Any]]],
               report: VerifyReport, rerender: str) -> None:
     from rose_gen.config import ConfigError, config_from_recorded
     from rose_gen.pipeline import PluginError, plan_release, process_scene, scene_rows, source_uses
     from rose_gen.plan import PlanError
     from rose_gen.registry import RegistryError
-    from rose_gen.schema import SceneRows
     from rose_gen.sources import AssetError
 
     try:
@@ -248,13 +243,8 @@ def _rederive(root: Path, summary: Mapping[str, Any], main: Mapping[str, list[di
     sources = source_uses(config.plans, {s.source for s in scenes})
     want_main: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
     want_bridges: dict[str, dict[str, list[dict[str, Any]]]] = {t: {s: [] for s in SPLITS} for t in BRIDGE_DIRS}
-    # Releases made before the auto cue colour recorded render.cue.color and no image_cue_color.
-    legacy_cue = "cue_color" not in dict(summary.get("config", {}).get("render", {}))
     for scene in scenes:
         rows = scene_rows(scene, config.render.cue)
-        if legacy_cue:
-            rows = SceneRows(main=[_without_cue_color(r) for r in rows.main],
-                             bridges={t: [_without_cue_color(r) for r in b] for t, b in rows.bridges.items()})
         want_main[scene.split] += rows.main
         for template, brows in rows.bridges.items():
             want_bridges[template][scene.split] += brows

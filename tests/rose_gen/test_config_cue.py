@@ -1,10 +1,10 @@
-"""render.cue_color / render.cue_palette: mapping, one-line errors, old recorded configs, rows."""
+"""render.cue_color / render.cue_palette: mapping, one-line errors, rows."""
 
 from __future__ import annotations
 
 import pytest
 
-from rose_gen.config import ConfigError, config_from_recorded, load_config
+from rose_gen.config import ConfigError, load_config
 from rose_gen.pipeline import plan_release, process_scene, scene_rows
 from rose_gen.render import CUE_PALETTE, CUE_TEMPLATE
 from tests.fixtures.latin_source import latin_overrides
@@ -27,14 +27,6 @@ def test_bad_cue_colour_is_a_one_line_error(override: str, message: str) -> None
     with pytest.raises(ConfigError) as err:
         load_config([override])
     assert message in str(err.value) and "\n" not in str(err.value)
-
-
-def test_old_recorded_config_with_a_fixed_cue_colour_still_loads() -> None:
-    recorded = dict(load_config(["profile=mini"]).recorded)
-    render = {k: v for k, v in recorded["render"].items() if k not in ("cue_color", "cue_palette")}
-    old = {**recorded, "render": {**render, "cue": {**render["cue"], "color": [230, 0, 0]}}}
-    assert config_from_recorded(old).render.cue.color == (230, 0, 0)
-    assert config_from_recorded(recorded).render.cue.color is None
 
 
 @pytest.mark.parametrize("cue_color", ["auto", "red"])
