@@ -27,7 +27,6 @@ only in :func:`audit_release`.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from rose_gen.jsonl import iter_jsonl_objects
 from rose_gen.presets import ROW_FIELD
 from rose_gen.visibility import is_visible, luminance, tile_difference
 from rose_gen.vocab import SPLITS, ordered_subsets
@@ -229,14 +229,7 @@ def _read_rows(root: Path) -> list[dict[str, Any]]:
         if not path.is_file():
             continue
         found = True
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise AuditError(f"{path}:{n}: not valid JSON ({exc.msg}); regenerate the release") from None
+        rows += [row for _, row in iter_jsonl_objects(path, AuditError, "regenerate the release")]
     if not found:
         raise AuditError(f"{root}: no metadata_dev.jsonl or metadata_test.jsonl; pass a release folder")
     return rows

@@ -24,7 +24,6 @@ A scene whose characters the mapped face cannot draw (glyph checks of
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,6 +38,7 @@ from PIL import Image
 from assets_manifest import load_manifest
 from rose_gen import vocab
 from rose_gen.fonts import FontFace, check_glyph, face_from_entry, manifest_faces
+from rose_gen.jsonl import iter_jsonl_objects
 from rose_gen.regions import CASES, RegionError, case_of, fallback_label, region_mask, target_mask
 from rose_gen.registry import Registry
 from rose_gen.render import (
@@ -144,17 +144,8 @@ def read_rows(paths: Sequence[Path], root: Path | None = None) -> list[InputRow]
     out: list[InputRow] = []
     for path in paths:
         name = path.relative_to(root).as_posix() if root is not None and path.is_relative_to(root) else path.name
-        with open(path, encoding="utf-8") as fh:
-            for n, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise ReplayError(f"{path}:{n}: not valid JSON ({exc.msg}); fix or remove the line") from None
-                if not isinstance(row, dict):
-                    raise ReplayError(f"{path}:{n}: expected a JSON object per line")
-                out.append(InputRow(row, name, n))
+        for n, row in iter_jsonl_objects(path, ReplayError, "fix or remove the line"):
+            out.append(InputRow(row, name, n))
     return out
 
 

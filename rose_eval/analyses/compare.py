@@ -33,6 +33,7 @@ from rose_eval.analyses.bootstrap import (
     point_totals,
     subsample_weights,
 )
+from rose_gen.jsonl import iter_jsonl_objects
 
 PER_ITEM_FILE = "per_item_eval.jsonl"
 RANK_METRIC = "table1/Avg. PASS"
@@ -41,6 +42,7 @@ REPORTED_METRICS: tuple[str, ...] = ("table1/Avg. PASS", "table2/Avg. PASS", "ta
                                      "gap/Delta")
 REQUIRED_FIELDS: tuple[str, ...] = ("item_id", "scene_id", "rose_subset", "task_template",
                                     "pass", "format_valid")
+REGENERATE = "re-create the file with rose-eval"
 
 
 class CompareError(Exception):
@@ -65,37 +67,18 @@ def read_per_item(eval_dir: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise CompareError(f"{path}: missing; run `rose-eval` with --out_dir {eval_dir} first")
     rows: list[dict[str, Any]] = []
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CompareError(f"{path}:{line_no}: invalid JSON ({exc.msg}); "
-                                       "re-create the file with rose-eval") from None
-                if not isinstance(row, dict):
-                    raise CompareError(f"{path}:{line_no}: expected a JSON object, got "
-                                       f"{type(row).__name__}; re-create the file with rose-eval")
-                missing = [f for f in REQUIRED_FIELDS if row.get(f) is None]
-                if missing:
-                    raise CompareError(f"{path}:{line_no}: missing {', '.join(missing)}; "
-                                       "re-create the file with rose-eval")
-                rows.append(row)
-    except UnicodeDecodeError as exc:
-        raise CompareError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); "
-                           "re-create the file with rose-eval") from None
-    except OSError as exc:
-        raise CompareError(f"{path}: cannot read ({exc.strerror}); check the path and "
-                           "its permissions") from None
+    for line_no, row in iter_jsonl_objects(path, CompareError, REGENERATE):
+        missing = [f for f in REQUIRED_FIELDS if row.get(f) is None]
+        if missing:
+            raise CompareError(f"{path}:{line_no}: missing {', '.join(missing)}; {REGENERATE}")
+        rows.append(row)
     if not rows:
-        raise CompareError(f"{path}: no rows; re-create the file with rose-eval")
+        raise CompareError(f"{path}: no rows; {REGENERATE}")
     ids = [str(r["item_id"]) for r in rows]
     repeated = [i for i, n in Counter(ids).items() if n > 1]
     if repeated:
         dup = repeated[0]
-        raise CompareError(f"{path}: duplicate item_id {dup}; re-create the file with rose-eval")
+        raise CompareError(f"{path}: duplicate item_id {dup}; {REGENERATE}")
     return rows
 
 

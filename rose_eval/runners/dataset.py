@@ -8,13 +8,13 @@ checked before any request is made, so a bad row costs nothing.
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from rose_gen.jsonl import iter_jsonl_objects
 from rose_gen.vocab import (
     BRIDGE_TEMPLATES,
     SPLITS,
@@ -73,18 +73,12 @@ def sha256_file(path: Path) -> str:
 
 
 def _read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    fix = "fix or regenerate the release"
     rows: list[tuple[int, dict[str, Any]]] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{line_no}: invalid JSON ({exc.msg}); fix or regenerate the release") from None
-            if not isinstance(row, dict) or not row.get("item_id"):
-                raise DatasetError(f"{path}:{line_no}: expected a JSON object with an item_id")
-            rows.append((line_no, row))
+    for line_no, row in iter_jsonl_objects(path, DatasetError, fix):
+        if not row.get("item_id"):
+            raise DatasetError(f"{path}:{line_no}: row without an item_id; {fix}")
+        rows.append((line_no, row))
     return rows
 
 

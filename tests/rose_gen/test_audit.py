@@ -122,7 +122,7 @@ def test_bad_input_is_one_line(tmp_path, capsys) -> None:
     (tmp_path / "rel" / "metadata_test.jsonl").write_text('{"item_id": 1}\nnot json\n', encoding="utf-8")
     assert main([str(tmp_path / "rel")]) == 2
     err = capsys.readouterr().err
-    assert "metadata_test.jsonl:2: not valid JSON" in err and err.count("\n") == 1
+    assert "metadata_test.jsonl:2: invalid JSON" in err and err.count("\n") == 1
     assert not default_audit_path(tmp_path / "rel").exists()
 
 
