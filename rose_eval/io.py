@@ -46,9 +46,11 @@ def _decode(path: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = len(_NEWLINE.findall(data[: exc.start].decode("utf-8", "replace"))) + 1
+        before = data[: exc.start].decode("utf-8", "replace")
+        line = len(_NEWLINE.findall(before)) + 1
+        line_start = max(data.rfind(b"\n", 0, exc.start), data.rfind(b"\r", 0, exc.start)) + 1
         raise InputError(
-            f"undecodable bytes (not UTF-8) at byte {exc.start + 1} of the line",
+            f"undecodable bytes (not UTF-8) at byte {exc.start - line_start + 1} of the line",
             f"{path}:{line}",
             "re-save the file as UTF-8",
         ) from None

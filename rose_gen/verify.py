@@ -9,7 +9,6 @@ versions did (both are recorded in ``export_summary.json``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from rose_gen.export import (
     release_files,
     sha256_path,
 )
+from rose_gen.jsonl import iter_jsonl_objects
 from rose_gen.vocab import SPLITS
 
 RERENDER_MODES: tuple[str, ...] = ("none", "sample", "all")
@@ -132,16 +132,20 @@ def row_problems(row: Mapping[str, Any]) -> list[str]:
 # -- verification ------------------------------------------------------------------------
 
 
+class _UnreadableRows(ValueError):
+    """A metadata file of the release cannot be read as JSONL objects."""
+
+
 def _jsonl(path: Path, report: VerifyReport) -> list[dict[str, Any]]:
-    rows = []
+    """The file's rows; a fault (bad bytes, bad JSON, a non-object line) is one problem, and
+    the file then counts as holding no rows (so the row checks report it too, without crashing)."""
     if not path.is_file():
-        return rows
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            report.problems.append(f"{path.name} line {n}: not JSON ({exc.msg})")
-    return rows
+        return []
+    try:
+        return [row for _, row in iter_jsonl_objects(path, _UnreadableRows, "re-export the release")]
+    except _UnreadableRows as exc:
+        report.problems.append(str(exc))
+        return []
 
 
 def _check_files(root: Path, summary: Mapping[str, Any], report: VerifyReport) -> None:

@@ -92,6 +92,14 @@ def test_undecodable_bytes(tmp_path, capsys):
           "undecodable bytes", f"{pred}:1", "UTF-8")
 
 
+def test_undecodable_bytes_on_a_later_line_name_that_line_and_its_byte(tmp_path, capsys):
+    raw = TINY_PRED.read_bytes().splitlines(keepends=True)
+    raw[2] = raw[2].replace(b'"', b'\xff', 1)  # the line's second byte, after '{'
+    pred = predictions(tmp_path, raw=b"".join(raw))
+    fails(tmp_path, capsys, ["--dataset_root", str(TINY), "--predictions", str(pred)],
+          "at byte 2 of the line", f"{pred}:3")
+
+
 def test_no_prediction_matches(tmp_path, capsys):
     pred = predictions(tmp_path, ['{"item_id": "nope", "raw_text": "COUNT(1)"}'])
     fails(tmp_path, capsys, ["--dataset_root", str(TINY), "--predictions", str(pred),

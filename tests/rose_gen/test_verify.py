@@ -77,6 +77,19 @@ def test_broken_invariants_and_rederivation_are_reported(copy, capsys) -> None:
     assert lines[-1].startswith("rose-verify: FAILED:") and all(ln.startswith("rose-verify: ") for ln in lines)
 
 
+@pytest.mark.parametrize(("tail", "what"), [(b"\xff\xfe\n", "undecodable bytes"),
+                                           (b"[1, 2]\n", "expected a JSON object, got an array")])
+def test_unreadable_metadata_line_is_a_reported_problem_not_a_crash(copy, capsys, tail, what) -> None:
+    path = copy / "metadata_test.jsonl"
+    n_lines = len(path.read_bytes().splitlines())
+    with open(path, "ab") as fh:
+        fh.write(tail)
+    assert main([str(copy), "--rerender", "none"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert any(f"metadata_test.jsonl:{n_lines + 1}: {what}" in ln for ln in lines)
+    assert lines[-1].startswith("rose-verify: FAILED:") and all(ln.startswith("rose-verify: ") for ln in lines)
+
+
 def _swap_first_image_bytes(root: Path) -> str:
     """Re-encode the first image losslessly at another zlib level, as another Pillow might."""
     rel = _first_image(root)
