@@ -14,8 +14,17 @@ to wall seconds for both, because on a shared machine other jobs stretch wall ti
 (its module imports and its pool builds); otherwise the Latin test source stands in and
 the report says so.
 
-Recorded figures (v0_1, workers=2, all five real sources, 2-core VM shared with other
-jobs, load average 4-6; 2026-11-30):
+Recorded figures (v0_1, workers=2, all five real sources, idle 2-core VM, after the
+auto cue colour and the preset hooks; 2026-11-30):
+
+    1,512 scenes, 3,024 images, 252 MB release
+    wall 33.1 s (91.3 images/s); PNG floor 19.7 s -> wall / floor = 1.68 (goal 1.5: not met)
+    CPU 60.9 s (main + workers) vs 56.0 s for the floor (decode + encode)
+    peak RSS: main 345 MB, largest worker 614 MB
+    single-process profile (PixelEdit + EmojiStyle): PNG encoding is 72 % of the time;
+    the rest is SVG tiles, array->PIL copies, planning and the main process's writing.
+
+Earlier, on the same VM shared with other jobs (load average 4-6):
 
     1,512 scenes, 3,024 images, 252 MB release
     wall 94.8 s (31.9 images/s); PNG floor 70.8 s -> wall / floor = 1.34
