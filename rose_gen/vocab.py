@@ -18,6 +18,15 @@ SUBSET_ORDER: tuple[str, ...] = (
 
 SUBSET_SHORT: dict[str, str] = {name: name.removeprefix("ROSE-") for name in SUBSET_ORDER}
 
+# Id prefixes of the v0.1 subsets: CHSCENE_000001, CHITEM_000001, CHIMG_000001, ...
+SUBSET_ID_PREFIX: dict[str, str] = {
+    "ROSE-ChineseGlyph": "CH",
+    "ROSE-EmojiStyle": "ESTY",
+    "ROSE-EmojiContent": "ECON",
+    "ROSE-PixelEdit": "PEDIT",
+    "ROSE-PixelContent": "PCONT",
+}
+
 TEMPLATE_ORDER: tuple[str, ...] = (
     "T1_COUNT_GLOBAL",
     "T2_COUNT_LOCAL_NUMERIC",

@@ -18,6 +18,7 @@ from rose_gen.jsonl import iter_jsonl_objects
 from rose_gen.vocab import (
     BRIDGE_TEMPLATES,
     SPLITS,
+    SUBSET_ID_PREFIX,
     SUBSET_ORDER,
     SUBSET_SHORT,
     TEMPLATE_ORDER,
@@ -86,13 +87,6 @@ def _normalise(name: str) -> str:
     return name.lower().replace("-", "").replace("_", "").replace(" ", "")
 
 
-# The id prefixes of v0.1 (CHITEM_..., PEDITITEM_...) double as short subset names.
-SUBSET_ID_PREFIX: dict[str, str] = {
-    "ROSE-ChineseGlyph": "CH", "ROSE-EmojiStyle": "ESTY", "ROSE-EmojiContent": "ECON",
-    "ROSE-PixelEdit": "PEDIT", "ROSE-PixelContent": "PCONT",
-}
-
-
 def resolve_subsets(requested: Sequence[str], present: Iterable[str] = ()) -> tuple[str, ...]:
     """Full subset names for names given in full, short (``ChineseGlyph``), id prefix (``CH``), any case.
 
@@ -101,6 +95,7 @@ def resolve_subsets(requested: Sequence[str], present: Iterable[str] = ()) -> tu
     known = ordered_subsets([*SUBSET_ORDER, *present])
     lookup = {_normalise(name): name for name in known}
     lookup.update({_normalise(short): name for name, short in SUBSET_SHORT.items()})
+    # The id prefixes of v0.1 (CHITEM_..., PEDITITEM_...) double as short subset names.
     lookup.update({_normalise(prefix): name for name, prefix in SUBSET_ID_PREFIX.items()})
     out: list[str] = []
     for token in requested:

@@ -43,8 +43,9 @@ from rose_gen.emoji_assets import (
     require_vendors,
 )
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
+from rose_gen.vocab import SUBSET_ID_PREFIX
 
-INFO = SourceInfo(name="emoji_style", subset="ROSE-EmojiStyle", id_prefix="ESTY", primitive_type="EMOJI_STYLE",
+INFO = SourceInfo(name="emoji_style", subset="ROSE-EmojiStyle", id_prefix=SUBSET_ID_PREFIX["ROSE-EmojiStyle"], primitive_type="EMOJI_STYLE",
                   item_seed_base=202600000000, layout_family="glyph_emoji", image_split="pilot")
 
 DEFAULT_OPTIONS: dict[str, Any] = {"vendors": list(STYLE_VENDORS), "skin_tones": False,

@@ -50,8 +50,9 @@ from rose_gen.fonts import (
 from rose_gen.fonts import licences as font_licences
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
 from rose_gen.visibility import is_visible, tile_difference
+from rose_gen.vocab import SUBSET_ID_PREFIX
 
-INFO = SourceInfo(name="glyph", subset="ROSE-ChineseGlyph", id_prefix="CH", primitive_type="CHINESE_GLYPH",
+INFO = SourceInfo(name="glyph", subset="ROSE-ChineseGlyph", id_prefix=SUBSET_ID_PREFIX["ROSE-ChineseGlyph"], primitive_type="CHINESE_GLYPH",
                   item_seed_base=202600000000, layout_family="glyph_emoji")
 
 ROLES = ("majority", "target")

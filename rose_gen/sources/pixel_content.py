@@ -22,6 +22,7 @@ from PIL import Image
 
 from rose_gen import pixel_assets as px
 from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
+from rose_gen.vocab import SUBSET_ID_PREFIX
 
 
 def _pair(a: str, b: str, source: str, family: str, similarity: float, render: dict[str, Any],
@@ -49,7 +50,7 @@ class PixelContentSource(px.PixelPoolSource):
     info = SourceInfo(
         name="pixel_content",
         subset="ROSE-PixelContent",
-        id_prefix="PCONT",
+        id_prefix=SUBSET_ID_PREFIX["ROSE-PixelContent"],
         primitive_type="PIXEL_CONTENT",
         item_seed_base=202700000000,
         layout_family="pixel_content",

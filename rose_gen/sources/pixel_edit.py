@@ -23,6 +23,7 @@ from PIL import Image
 
 from rose_gen import pixel_assets as px
 from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
+from rose_gen.vocab import SUBSET_ID_PREFIX
 
 EDITED_SUFFIX = "+edit"
 
@@ -57,7 +58,7 @@ class PixelEditSource(px.PixelPoolSource):
     info = SourceInfo(
         name="pixel_edit",
         subset="ROSE-PixelEdit",
-        id_prefix="PEDIT",
+        id_prefix=SUBSET_ID_PREFIX["ROSE-PixelEdit"],
         primitive_type="PIXEL_EDIT",
         item_seed_base=202700000000,
         layout_family="pixel_edit",
