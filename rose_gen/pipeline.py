@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import itertools
 import multiprocessing
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -97,17 +99,32 @@ def _worker_job(scene: SceneSpec) -> SceneResult:
     return process_scene(scene, _worker_settings)
 
 
+SceneRunner = Callable[[Sequence[SceneSpec]], Iterator[SceneResult]]
+
+
+@contextmanager
+def scene_runner(settings: RenderSettings, *, workers: int, n_scenes: int,
+                 plugins: Sequence[str] = ()) -> Iterator[SceneRunner]:
+    """A function turning scenes into their results, in order, by ``workers`` processes (1: in-process).
+
+    The worker processes start when the context opens, so they spawn and import while the
+    caller is still planning; ``n_scenes`` (how many scenes will be submitted in all) caps
+    their number. Batches submitted one after another come back in submission order.
+    """
+    if workers <= 1 or n_scenes <= 1:
+        yield lambda scenes: (process_scene(scene, settings) for scene in scenes)
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(min(workers, n_scenes), initializer=_init_worker,
+                  initargs=(tuple(plugins), settings, list(sys.path))) as pool:
+        yield lambda scenes: pool.imap(_worker_job, scenes, chunksize=1)
+
+
 def process_scenes(scenes: Sequence[SceneSpec], settings: RenderSettings, *, workers: int,
                    plugins: Sequence[str] = ()) -> Iterator[SceneResult]:
     """Results in the order of ``scenes``, computed by ``workers`` processes (1: in-process)."""
-    if workers <= 1 or len(scenes) <= 1:
-        for scene in scenes:
-            yield process_scene(scene, settings)
-        return
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(min(workers, len(scenes)), initializer=_init_worker,
-                  initargs=(tuple(plugins), settings, list(sys.path))) as pool:
-        yield from pool.imap(_worker_job, scenes, chunksize=1)
+    with scene_runner(settings, workers=workers, n_scenes=len(scenes), plugins=plugins) as run:
+        yield from run(scenes)
 
 
 def library_versions() -> dict[str, str]:
@@ -214,36 +231,51 @@ class GenerationResult:
     scenes: int
 
 
-def plan_release(config: GenConfig) -> list[SceneSpec]:
-    """Every scene of the selected subsets, in subset then scene order (pure after plug-in import)."""
+def plan_subsets(config: GenConfig) -> Iterator[list[SceneSpec]]:
+    """The scenes of each selected subset, one list per subset in config order (pure after plug-in import)."""
     from rose_gen.plan import plan_subset
 
     import_plugins(config.plugins)
-    scenes: list[SceneSpec] = []
     for plan in config.plans:
-        scenes.extend(plan_subset(plan, config.seed, SOURCES.get(plan.source)))
-    return scenes
+        yield plan_subset(plan, config.seed, SOURCES.get(plan.source))
+
+
+def plan_release(config: GenConfig) -> list[SceneSpec]:
+    """Every scene of the selected subsets, in subset then scene order (pure after plug-in import)."""
+    return [scene for scenes in plan_subsets(config) for scene in scenes]
 
 
 Progress = Callable[[Iterator[SceneResult], int], Iterator[SceneResult]]
 
 
 def generate_release(config: GenConfig, *, progress: Progress | None = None) -> GenerationResult:
-    """Plan, render and export the release described by ``config`` into its output_dir, atomically."""
+    """Plan, render and export the release described by ``config`` into its output_dir, atomically.
+
+    The workers start first and render each subset as soon as it is planned; the release's
+    provenance is gathered while they render.
+    """
     from rose_gen.export import ReleaseInfo, ReleaseWriter, check_target
 
     if config.output_dir is None:
         raise ValueError("config.output_dir is not set")
     check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)
-    scenes = plan_release(config)
-    uses = source_uses(config.plans, {s.source for s in scenes})
-    info = ReleaseInfo(config=config.recorded, versions=library_versions(), assets=source_assets(uses),
-                       attributions=source_attributions(uses))
-    results = process_scenes(scenes, config.render, workers=config.workers, plugins=config.plugins)
-    if progress is not None:
-        results = progress(results, len(scenes))
+    total = sum(plan.n_scenes for plan in config.plans)
     with ReleaseWriter(config.output_dir, config.export, overwrite=config.overwrite) as writer:
-        for result in results:
-            writer.add_scene(result.rows, result.images)
+        with scene_runner(config.render, workers=config.workers, n_scenes=total, plugins=config.plugins) as run:
+            batches: list[Iterator[SceneResult]] = []
+            used: set[str] = set()
+            n_scenes = 0
+            for scenes in plan_subsets(config):
+                batches.append(run(scenes))
+                used.update(s.source for s in scenes)
+                n_scenes += len(scenes)
+            uses = source_uses(config.plans, used)
+            info = ReleaseInfo(config=config.recorded, versions=library_versions(), assets=source_assets(uses),
+                               attributions=source_attributions(uses))
+            results: Iterator[SceneResult] = itertools.chain.from_iterable(batches)
+            if progress is not None:
+                results = progress(results, n_scenes)
+            for result in results:
+                writer.add_scene(result.rows, result.images)
         path, written = writer.commit(info)
-    return GenerationResult(path=path, written=written, scenes=len(scenes))
+    return GenerationResult(path=path, written=written, scenes=n_scenes)

@@ -11,7 +11,14 @@ from PIL import Image
 
 from rose_gen.config import load_config
 from rose_gen.export import release_files
-from rose_gen.pipeline import generate_release, plan_release, process_scene, scene_rows
+from rose_gen.pipeline import (
+    generate_release,
+    plan_release,
+    plan_subsets,
+    process_scene,
+    scene_rows,
+    scene_runner,
+)
 from rose_gen.plan import plan_scene
 from rose_gen.render import CUE_TEMPLATE, cell_box
 from rose_gen.sources import SOURCES
@@ -32,6 +39,18 @@ def test_workers_1_and_2_give_byte_identical_releases(tmp_path) -> None:
     two = generate_release(_config(tmp_path / "w2", "workers=2")).path
     assert _tree(one) == _tree(two)
     assert len(_tree(one)) > 30
+
+
+def test_scene_runner_returns_batches_in_submission_order(tmp_path) -> None:
+    config = _config(tmp_path / "r")
+    batches = [scenes[:3] for scenes in plan_subsets(config)][:2]
+    expected = [process_scene(s, config.render) for batch in batches for s in batch]
+    with scene_runner(config.render, workers=2, n_scenes=6, plugins=config.plugins) as run:
+        pending = [run(batch) for batch in batches]  # both submitted before either is read
+        got = [result for results in pending for result in results]
+    assert [r.scene_id for r in got] == [s.scene_id for batch in batches for s in batch]
+    assert got == expected
+    assert len({s.subset for batch in batches for s in batch}) == 2
 
 
 def test_same_seed_same_bytes_other_seed_other_scenes(tmp_path) -> None:
