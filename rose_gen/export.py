@@ -28,6 +28,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -204,8 +205,12 @@ class ReleaseWriter:
             if self.settings.bridges:
                 for template, folder in BRIDGE_DIRS.items():
                     _write_jsonl(tmp / folder / f"metadata_{split}.jsonl", self.bridge_rows[template][split])
-            if self.settings.parquet:
-                self._write_parquet(tmp / "data" / f"{split}.parquet", self.main_rows[split], columns)
+        if self.settings.parquet:  # one thread per split: pyarrow compresses and writes without the GIL
+            with ThreadPoolExecutor(len(SPLITS)) as pool:
+                written = [pool.submit(self._write_parquet, tmp / "data" / f"{split}.parquet", self.main_rows[split],
+                                       columns) for split in SPLITS]
+                for future in written:
+                    future.result()
         counts = self._counts()
         (tmp / CARD_FILE).write_text(dataset_card(info, columns, counts, self.settings), encoding="utf-8")
         (tmp / LICENSES_FILE).write_text(licenses_text(info), encoding="utf-8")
