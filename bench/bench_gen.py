@@ -14,10 +14,19 @@ to wall seconds for both, because on a shared machine other jobs stretch wall ti
 (its module imports and its pool builds); otherwise the Latin test source stands in and
 the report says so.
 
-Recorded figures (v0_1, workers=2, all five real sources, idle 2-core VM, after the
-auto cue colour and the preset hooks; 2026-11-30):
+Recorded figures (v0_1, workers=2, all five real sources, idle 2-core VM, after starting
+the workers before planning (each subset rendered as soon as it is planned, provenance
+gathered meanwhile) and writing the two Parquet files in two threads; 2026-11-30, two runs):
 
     1,512 scenes, 3,024 images, 252 MB release
+    wall 27.1-27.4 s (110-112 images/s); PNG floor 18.6-18.7 s -> wall / floor = 1.45-1.46 (goal 1.5: met)
+    CPU 51.7-52.3 s (main + workers) vs 52.1-52.3 s for the floor (decode + encode)
+    peak RSS: main 382 MB, largest worker 604 MB
+    timeline (one run, 27.0 s): planning + provenance done at 1.9 s while the workers start; last scene
+    at 24.6 s, then JSONL 0.3 s + Parquet 1.3 s + card, sha256 and rename 0.3 s.
+
+With only the first change: wall 28.3 s, floor 19.6 s -> 1.44. Before both, same idle VM (1.68x):
+
     wall 33.1 s (91.3 images/s); PNG floor 19.7 s -> wall / floor = 1.68 (goal 1.5: not met)
     CPU 60.9 s (main + workers) vs 56.0 s for the floor (decode + encode)
     peak RSS: main 345 MB, largest worker 614 MB
