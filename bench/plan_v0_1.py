@@ -12,7 +12,6 @@ of hard T3 rows for each ``hard_from`` threshold next to v0.1's share, so
 from __future__ import annotations
 
 import argparse
-import importlib
 import time
 from collections import Counter
 from dataclasses import replace
@@ -38,12 +37,6 @@ _INFO = {
     "ROSE-PixelContent": ("PCONT", "PIXEL_CONTENT", 202700000000, "main"),
 }
 T3 = "T3_CLICK_LOCAL_NUMERIC"
-REAL_SOURCE_MODULES = tuple(
-    f"rose_gen.sources.{name}"
-    for name in ("glyph", "emoji_style", "emoji_content", "pixel_edit", "pixel_content")
-)
-
-
 class StandInSource:
     """Distinct placeholder pairs; never renders."""
 
@@ -67,8 +60,6 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="use the registered v0.1 sources")
     args = parser.parse_args()
     if args.real:
-        for module in REAL_SOURCE_MODULES:  # until load_sources() lists the built-ins
-            importlib.import_module(module)
         load_sources()
     total_scenes, total_time = 0, 0.0
     for subset, plan in V0_1_PLANS.items():

@@ -259,23 +259,21 @@ def generate_release(config: GenConfig, *, progress: Progress | None = None) -> 
     if config.output_dir is None:
         raise ValueError("config.output_dir is not set")
     check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)
-    total = sum(plan.n_scenes for plan in config.plans)
+    total = sum(plan.n_scenes for plan in config.plans)  # plan_subset makes exactly n_scenes per plan
     with ReleaseWriter(config.output_dir, config.export, overwrite=config.overwrite) as writer:
         with scene_runner(config.render, workers=config.workers, n_scenes=total, plugins=config.plugins) as run:
             batches: list[Iterator[SceneResult]] = []
             used: set[str] = set()
-            n_scenes = 0
             for scenes in plan_subsets(config):
                 batches.append(run(scenes))
                 used.update(s.source for s in scenes)
-                n_scenes += len(scenes)
             uses = source_uses(config.plans, used)
             info = ReleaseInfo(config=config.recorded, versions=library_versions(), assets=source_assets(uses),
                                attributions=source_attributions(uses))
             results: Iterator[SceneResult] = itertools.chain.from_iterable(batches)
             if progress is not None:
-                results = progress(results, n_scenes)
+                results = progress(results, total)
             for result in results:
                 writer.add_scene(result.rows, result.images)
         path, written = writer.commit(info)
-    return GenerationResult(path=path, written=written, scenes=n_scenes)
+    return GenerationResult(path=path, written=written, scenes=total)

@@ -72,7 +72,7 @@ def content_sheet(n: int, cell: int) -> Image.Image:
     sheet = Image.new("RGB", (width, height), (200, 200, 200))
     draw = ImageDraw.Draw(sheet)
     font = _font(12)
-    from rose_gen.sources.emoji_style import render_role
+    from rose_gen.emoji_assets import render_role
 
     for r, i in enumerate(picks):
         pair = pool[int(i)]

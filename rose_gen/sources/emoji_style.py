@@ -39,7 +39,6 @@ from rose_gen.emoji_assets import (
     distinct_artwork_pairs,
     identity_records,
     judge,
-    render_role,  # noqa: F401  (re-exported: assets_manifest/build/contact_sheet_emoji.py imports it from here)
     require_vendors,
 )
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
