@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from rose_eval.cli import main
 from rose_eval.report.tables import PARITY_FILES, SUMMARY, TABLE1, TABLE2
+from tests.reference import v01_rows, v01_rows_path
 
 TINY = Path(__file__).resolve().parents[2] / "rose_eval" / "examples" / "tiny"
 TINY_PRED = TINY / "predictions_test.jsonl"
 CASES = Path(__file__).resolve().parent / "golden" / "cases"
-REAL_ROWS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "rose-v0.1"
-             / "matched_local_count_test.jsonl")
+REAL_ROWS = v01_rows_path()
 
 
 def run(tmp_path: Path, name: str, *args: str) -> Path:
@@ -110,9 +108,7 @@ def test_compare_subcommand_is_dispatched(tmp_path, capsys):
 
 
 def test_real_rows_oracle_through_the_cli(tmp_path, capsys):
-    if not REAL_ROWS.exists():
-        pytest.skip(f"real v0.1 rows not present at {REAL_ROWS}")
-    rows = [json.loads(line) for line in REAL_ROWS.read_text(encoding="utf-8").splitlines()]
+    rows = v01_rows()
     pred = tmp_path / "oracle.jsonl"
     pred.write_text("".join(json.dumps({"item_id": r["item_id"], "model": "oracle",
                                         "raw_text": r["answer"], "error": None}) + "\n"

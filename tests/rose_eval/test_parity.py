@@ -13,6 +13,7 @@ import pytest
 
 from rose_eval.cli import main
 from rose_eval.report.tables import PARITY_FILES, SUMMARY
+from tests.reference import v01_rows, v01_rows_path
 from tests.rose_eval.golden.make_golden import TINY, expand, normalise_summary
 
 CASES = Path(__file__).resolve().parent / "golden" / "cases"
@@ -83,10 +84,8 @@ def test_parquet_export_scores_like_jsonl(tmp_path, capsys):
 def test_real_rows_score_identically_from_parquet(tmp_path, capsys):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    real = TINY.parents[2] / ".." / "shared" / "reference" / "rose-v0.1" / "matched_local_count_test.jsonl"
-    if not real.exists():
-        pytest.skip(f"real v0.1 rows not present at {real}")
-    rows = [json.loads(line) for line in real.read_text(encoding="utf-8").splitlines()]
+    real = v01_rows_path()
+    rows = v01_rows()
     preds = tmp_path / "preds.jsonl"
     preds.write_text("".join(
         json.dumps({"item_id": r["item_id"], "model": "m",

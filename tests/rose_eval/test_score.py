@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from rose_eval.regions import region_cells
 from rose_eval.score import count_soft, item_truth, score_item
+from tests.reference import v01_rows, v01_rows_path
 
-REAL_ROWS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "rose-v0.1"
-             / "matched_local_count_test.jsonl")
+REAL_ROWS = v01_rows_path()
 GOLDEN_PER_ITEM = (Path(__file__).resolve().parent / "golden" / "cases" / "tiny_example"
                    / "expected" / "per_item_eval.jsonl")
 
@@ -237,9 +237,7 @@ def test_target_fallbacks():
 
 @pytest.fixture(scope="module")
 def real_rows() -> list[dict[str, Any]]:
-    if not REAL_ROWS.exists():
-        pytest.skip(f"real v0.1 rows not present at {REAL_ROWS}")
-    return [json.loads(line) for line in REAL_ROWS.read_text(encoding="utf-8").splitlines()]
+    return v01_rows()
 
 
 def test_every_real_row_loads_scores_and_its_oracle_passes(real_rows):

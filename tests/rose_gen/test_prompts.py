@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import pytest
-
 from rose_gen.prompts import (
     PROMPT_GLOBAL,
     click_answer,
@@ -21,15 +16,8 @@ from rose_gen.regions import case_of, region_mask, region_phrase, target_mask
 from rose_gen.schema import ImageRecord, RegionSpec, SceneSpec
 from rose_gen.sources.base import AssetPair
 from rose_gen.templates import task_row
+from tests.reference import v01_rows
 
-REFERENCE = (
-    Path(__file__).resolve().parents[2]
-    / ".."
-    / "shared"
-    / "reference"
-    / "rose-v0.1"
-    / "matched_local_count_test.jsonl"
-)
 # Fields the task rows carry before and after the subset's own fields.
 _BEFORE_SUBSET = "target_cells"
 _AFTER_SUBSET = "image_split"
@@ -37,10 +25,7 @@ _OURS_ONLY = ("difficulty_inputs",)
 
 
 def _reference_rows() -> list[dict]:
-    if not REFERENCE.is_file():
-        pytest.skip(f"v0.1 reference rows not found at {REFERENCE}")
-    with REFERENCE.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    return v01_rows()
 
 
 def test_prompt_global_is_v0_1_text():

@@ -24,11 +24,9 @@ from rose_gen.replay import (
     replay_rows,
     summarize,
 )
+from tests.reference import v01_rows_path
 
-REFERENCE = (Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "rose-v0.1"
-             / "matched_local_count_test.jsonl").resolve()
-needs_reference = pytest.mark.skipif(not REFERENCE.is_file(),
-                                     reason=f"v0.1 reference rows not found at {REFERENCE}")
+REFERENCE = v01_rows_path()
 SAMPLE_PER_SUBSET = 12
 
 
@@ -57,7 +55,6 @@ def replayed(reference_items):
     return replay_rows(reference_items, options)
 
 
-@needs_reference
 def test_every_reference_row_reproduced_field_for_field(reference_items, replayed):
     assert len(reference_items) == 1112
     derived = {r["item_id"]: r for o in replayed for r in o.rows}
@@ -70,7 +67,6 @@ def test_every_reference_row_reproduced_field_for_field(reference_items, replaye
     assert sum(report["scene_kinds"]["total"].values()) == 1112
 
 
-@needs_reference
 def test_every_scene_records_its_substitutions(replayed):
     for o in replayed:
         subs = o.rows[0]["replay_substitutions"]
@@ -83,7 +79,6 @@ def test_every_scene_records_its_substitutions(replayed):
     assert glyph["文泉驿正黑"]["kind"] == "exact"
 
 
-@needs_reference
 def test_manifest_maps_every_v01_font_name(reference_items):
     names = {i.row["font_name"] for i in reference_items if "font_name" in i.row}
     fonts = load_manifest("replay_v0_1")["fonts"]
@@ -91,7 +86,6 @@ def test_manifest_maps_every_v01_font_name(reference_items):
     assert names <= set(fonts)
 
 
-@needs_reference
 def test_sample_images_have_v01_size_and_visible_exceptions_where_the_metadata_says(replayed):
     rendered = [o for o in replayed if o.images]
     assert len(rendered) >= 5 * SAMPLE_PER_SUBSET - 5
@@ -108,7 +102,6 @@ def test_sample_images_have_v01_size_and_visible_exceptions_where_the_metadata_s
         assert sorted(found) == sorted([list(c) for c in o.scene.target_cells]), o.scene.scene_id
 
 
-@needs_reference
 def test_faces_that_cannot_draw_a_character_are_reported_not_rendered(replayed):
     report = summarize(replayed)
     bad = {r["scene_id"]: r["status"] for r in report["not_rendered"]}
@@ -119,7 +112,6 @@ def test_faces_that_cannot_draw_a_character_are_reported_not_rendered(replayed):
             assert not o.images and o.rows[0]["replay_image_status"] == bad[o.scene.scene_id]
 
 
-@needs_reference
 def test_an_altered_answer_is_reported_as_an_inconsistency(reference_items):
     items = [i for i in reference_items if i.row["rose_subset"] == "ROSE-EmojiContent"][:3]
     row = copy.deepcopy(dict(items[1].row))
@@ -131,7 +123,6 @@ def test_an_altered_answer_is_reported_as_an_inconsistency(reference_items):
     assert all(i["where"] == items[1].where for i in report["inconsistencies"])
 
 
-@needs_reference
 def test_cli_release_and_image_audit(reference_items, tmp_path, capsys):
     folder = tmp_path / "v01"
     bridge = folder / "analysis" / "data" / "matched_local_count" / "metadata_test.jsonl"
@@ -239,7 +230,6 @@ def _write_v01_folder(folder: Path, rows: list[dict]) -> None:
                         encoding="utf-8")
 
 
-@needs_reference
 def test_main_rows_and_cue_images_replay(reference_items, tmp_path):
     by_scene = {i.row["scene_id"]: i for i in reference_items}
     rows = _main_rows_for(by_scene["ECONSCENE_000001"]) + _main_rows_for(by_scene["CHSCENE_000056"])
@@ -265,7 +255,6 @@ def test_main_rows_and_cue_images_replay(reference_items, tmp_path):
     assert not changed[1 * cell + 8:4 * cell - 8, 1 * cell + 8:5 * cell - 8].any()  # only along its edge
 
 
-@needs_reference
 def test_replay_is_deterministic(reference_items, tmp_path):
     picked = [i.row for i in reference_items if i.row["rose_subset"] == "ROSE-PixelContent"][:2]
     src = tmp_path / "rows.jsonl"
@@ -276,7 +265,6 @@ def test_replay_is_deterministic(reference_items, tmp_path):
     assert a == (tmp_path / "b" / "export_summary.json").read_bytes()
 
 
-@needs_reference
 def test_pixel_assets_folder_supplies_the_original_file(reference_items, tmp_path):
     from rose_gen import pixel_assets as px
 
@@ -301,7 +289,6 @@ def test_audit_of_a_missing_image_folder_is_one_line(tmp_path, capsys):
     assert "\n" not in err and "none" in err
 
 
-@needs_reference
 def test_unusable_region_is_one_line(reference_items, tmp_path, capsys):
     row = dict(reference_items[0].row)
     row["region_params"] = {"r1": 40, "r2": 41}

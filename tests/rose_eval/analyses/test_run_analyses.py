@@ -10,10 +10,10 @@ import pytest
 from rose_eval.aggregate import paper_table1, paper_table2, scene_conditioned_action
 from rose_eval.analyses import ANALYSES, run_analyses
 from rose_eval.score import score_item
+from tests.reference import v01_rows
 
 REPO = Path(__file__).resolve().parents[3]
 TINY = REPO / "rose_eval" / "examples" / "tiny"
-REFERENCE = REPO / ".." / "shared" / "reference" / "rose-v0.1" / "matched_local_count_test.jsonl"
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -58,9 +58,8 @@ def test_retention_equals_the_evaluator_scene_conditioned_action(tiny) -> None:
     assert gap["retention_given_t1_pass"]["macro"] == pytest.approx(public)
 
 
-@pytest.mark.skipif(not REFERENCE.is_file(), reason=f"v0.1 reference rows absent: {REFERENCE}")
 def test_real_matched_bridge_rows_with_oracle_answers() -> None:
-    bridge_rows = _jsonl(REFERENCE)
+    bridge_rows = v01_rows()
     # Each T2B row carries its T3 source's region and targets: rebuild the T3 rows.
     t3_rows = [
         {**row, "item_id": row["source_click_item_id"], "task_template": "T3_CLICK_LOCAL_NUMERIC",

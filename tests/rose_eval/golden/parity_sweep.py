@@ -9,7 +9,7 @@ must equal the public one once the ``analyses`` key is removed) and compares all
 output files byte for byte. When the public evaluator fails, rose-eval must exit 2 with
 one line on stderr and leave no output directory. Cases: random adversarial predictions
 over the tiny example (test and dev), perturbed metadata rows, the 1,112 real v0.1 rows
-(read in place) with oracle and perturbed answers, and the fatal input errors.
+(shipped in tests/data/rose_v0_1) with oracle and perturbed answers, and the fatal input errors.
 
 Inputs on which the public evaluator crashes by design differences (unhashable ``error``
 values, lone surrogates, numerals beyond Python's int-string limit) are left out: there
@@ -33,9 +33,10 @@ from typing import Any
 
 from rose_eval.cli import main as rose_eval_main
 from rose_eval.report.tables import PARITY_FILES, SUMMARY
+from tests.reference import v01_rows_path
 from tests.rose_eval.golden.make_golden import TINY, adversarial_answers, load
 
-REAL = TINY.parents[2] / ".." / "shared" / "reference" / "rose-v0.1" / "matched_local_count_test.jsonl"
+REAL = v01_rows_path()
 ERRORS = [None, None, None, None, "", "None", "timeout", 0, False, "null", float("nan")]
 
 

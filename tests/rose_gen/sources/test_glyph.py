@@ -22,14 +22,13 @@ from rose_gen.render import RenderSettings, render_scene
 from rose_gen.sources import SOURCES
 from rose_gen.sources.base import AssetError, VisualSource
 from rose_gen.sources.glyph import SOURCE, build_pool, describe_pool, verify_pair
+from tests.reference import v01_rows
 
 PIP_FONTS = pytest.mark.skipif(
     importlib.util.find_spec("manimgx_fonts_cjk") is None,
     reason="PyPI package manimgx-fonts-cjk is not installed (pip install 'rose-toolkit[pipfonts]')")
 PIP = {"font_pool": "pip"}
 
-REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "rose-v0.1" / \
-    "matched_local_count_test.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -89,12 +88,9 @@ def test_row_fields_follow_v0_1_and_orientation_uses_both_directions(pool):
 
 
 def test_row_fields_have_the_v0_1_glyph_field_names(pool):
-    if not REFERENCE.is_file():
-        pytest.skip(f"v0.1 reference rows not found at {REFERENCE}")
     names = {"background_char", "target_char", "source_pair", "source_group", "pair_direction",
              "undirected_pair_key", "pair_key", "font_name", "similarity_level"}
-    with REFERENCE.open(encoding="utf-8") as fh:
-        row = next(r for r in map(json.loads, fh) if "background_char" in r)
+    row = next(r for r in v01_rows() if "background_char" in r)
     assert names <= set(row)
     ours = SOURCE.orient(pool[0], np.random.default_rng(0)).row_fields
     assert set(ours) == names

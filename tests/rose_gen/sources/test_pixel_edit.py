@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +13,8 @@ from rose_gen import pixel_assets as px
 from rose_gen.sources.base import SOURCES, VisualSource
 from rose_gen.sources.pixel_edit import PixelEditSource
 from rose_gen.visibility import is_visible, tile_difference
+from tests.reference import v01_rows
 
-REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "rose-v0.1" / "matched_local_count_test.jsonl"
 SOURCE = PixelEditSource()
 
 
@@ -80,9 +79,7 @@ def test_row_fields_match_v0_1_pixel_fields():
     fields = SOURCE.pool({})[0].row_fields
     assert list(fields)[:2] == ["pair_key", "asset_resize_mode"]
     assert fields["asset_resize_mode"] == "stretch"
-    if not REFERENCE.is_file():
-        pytest.skip(f"v0.1 reference rows not found at {REFERENCE}")
-    rows = [json.loads(line) for line in REFERENCE.read_text(encoding="utf-8").splitlines()]
+    rows = v01_rows()
     ref = [r for r in rows if r.get("rose_subset") == "ROSE-PixelEdit"]
     assert ref
     keys = list(ref[0])
