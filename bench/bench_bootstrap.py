@@ -20,7 +20,7 @@ from rose_eval.analyses import run_analyses
 from rose_eval.analyses.bootstrap import scene_bootstrap
 from rose_eval.analyses.compare import EvaluatedRun, compare_runs
 from rose_eval.score import score_item
-from rose_gen.vocab import SUBSET_ORDER, TEMPLATE_ORDER
+from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER
 
 TEST_SCENES = dict(zip(SUBSET_ORDER, (301, 221, 221, 221, 148), strict=True))
 MODES = ("COUNT", "COUNT", "CLICK", "CLICK", "CLICK_COUNT")

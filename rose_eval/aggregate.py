@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from rose_gen.vocab import SUBSET_ORDER, TEMPLATE_ORDER, TEMPLATE_SHORT, canonical_template
+from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER, TEMPLATE_SHORT, canonical_template
 
 Row = Mapping[str, Any]
 T1_TEMPLATE = TEMPLATE_ORDER[0]

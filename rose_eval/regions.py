@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rose_gen.registry import Registry
+from rose_eval.registry import Registry
 
 Cell = tuple[int, int]
 RegionBuilder = Callable[[int, int, Mapping[str, Any]], frozenset[Cell]]

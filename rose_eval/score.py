@@ -20,8 +20,8 @@ from typing import Any
 
 from rose_eval.protocol import Cell, ParsedAnswer, parse_answer
 from rose_eval.regions import region_cells
-from rose_gen.registry import Registry
-from rose_gen.vocab import canonical_template
+from rose_eval.registry import Registry
+from rose_eval.vocab import canonical_template
 
 COORD_LABEL = re.compile(r"\s*R\s*(\d+)\s*,\s*C\s*(\d+)\s*", re.IGNORECASE)
 COORD_IN_TEXT = re.compile(r"R\s*(\d+)\s*,\s*C\s*(\d+)", re.IGNORECASE)

@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from rose_gen.jsonl import iter_jsonl_objects
+from rose_eval.jsonl import iter_jsonl_objects
+from rose_eval.vocab import SPLITS, ordered_subsets
 from rose_gen.presets import ROW_FIELD
 from rose_gen.visibility import is_visible, luminance, tile_difference
-from rose_gen.vocab import SPLITS, ordered_subsets
 
 AUDIT_FILE = "audit.json"
 

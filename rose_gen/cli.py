@@ -54,10 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from omegaconf import OmegaConf
 
+    from rose_eval.registry import RegistryError
     from rose_gen.export import ReleaseError
     from rose_gen.pipeline import PluginError
     from rose_gen.plan import PlanError
-    from rose_gen.registry import RegistryError
 
     try:
         composed = compose_config(args)

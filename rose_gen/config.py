@@ -23,7 +23,7 @@ from hydra.errors import HydraException
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from rose_gen import vocab
+from rose_eval import vocab
 from rose_gen.difficulty import DifficultyParams
 from rose_gen.export import ExportSettings
 from rose_gen.layout import LayoutParams

@@ -37,9 +37,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from rose_eval.vocab import SPLITS, TEMPLATE_ORDER, ordered_subsets
 from rose_gen.release_features import IMAGE, arrow_schema, describe, row_columns, yaml_feature
 from rose_gen.schema import SceneRows
-from rose_gen.vocab import SPLITS, TEMPLATE_ORDER, ordered_subsets
 
 SUMMARY_FILE = "export_summary.json"
 CARD_FILE = "README.md"

@@ -28,7 +28,7 @@ from fontTools.ttLib import TTFont
 from PIL import Image, ImageDraw, ImageFont
 
 from assets_manifest import ManifestError, check_file, load_manifest
-from rose_gen.registry import Registry
+from rose_eval.registry import Registry
 from rose_gen.sources.base import AssetError
 
 # Font size as a share of the cell side (v0.1 drew glyphs at about this scale).

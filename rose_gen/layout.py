@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rose_gen.registry import Registry
+from rose_eval.registry import Registry
 from rose_gen.schema import Cell
 
 

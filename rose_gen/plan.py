@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rose_gen import vocab
+from rose_eval import vocab
 from rose_gen.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
 from rose_gen.layout import V0_1_EXCEPTION_COUNTS, V0_1_PROFILE_MIX, LayoutParams, sample_layout
 from rose_gen.presets import (

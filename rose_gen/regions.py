@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from rose_gen.registry import Registry
+from rose_eval.registry import Registry
 from rose_gen.schema import Cell, RegionSpec
 
 CASES: tuple[str, ...] = ("zero", "partial", "all")

@@ -35,7 +35,7 @@ import numpy as np
 from PIL import Image
 from skimage.color import rgb2lab
 
-from rose_gen.registry import Registry
+from rose_eval.registry import Registry
 from rose_gen.schema import SceneSpec
 from rose_gen.sources.base import VisualSource
 

@@ -36,11 +36,11 @@ import numpy as np
 from PIL import Image
 
 from assets_manifest import load_manifest
-from rose_gen import vocab
+from rose_eval import vocab
+from rose_eval.jsonl import iter_jsonl_objects
+from rose_eval.registry import Registry
 from rose_gen.fonts import FontFace, check_glyph, face_from_entry, manifest_faces
-from rose_gen.jsonl import iter_jsonl_objects
 from rose_gen.regions import CASES, RegionError, case_of, fallback_label, region_mask, target_mask
-from rose_gen.registry import Registry
 from rose_gen.render import (
     CUE_OVERLAYS,
     CueSettings,

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from rose_gen import vocab
+from rose_eval import vocab
+from rose_eval.registry import Registry
 from rose_gen.prompts import (
     OUTPUT_FORMATS,
     PROMPT_GLOBAL,
@@ -28,7 +29,6 @@ from rose_gen.prompts import (
     full_prompt,
 )
 from rose_gen.regions import region_mask, region_phrase
-from rose_gen.registry import Registry
 from rose_gen.schema import ImageRecord, RegionSpec, SceneRows, SceneSpec, plain_json
 
 GLOBAL_REGION = RegionSpec("GLOBAL", {}, "all", "all")

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from rose_eval.jsonl import iter_jsonl_objects
+from rose_eval.vocab import SPLITS
 from rose_gen.export import (
     BRIDGE_DIRS,
     SUMMARY_FILE,
@@ -26,8 +28,6 @@ from rose_gen.export import (
     release_files,
     sha256_path,
 )
-from rose_gen.jsonl import iter_jsonl_objects
-from rose_gen.vocab import SPLITS
 
 RERENDER_MODES: tuple[str, ...] = ("none", "sample", "all")
 _CELL = re.compile(r"^R(\d+),C(\d+)$")
@@ -232,10 +232,10 @@ def explain(summary: Mapping[str, Any], uses: Iterable[tuple[str, Mapping[str, A
 
 def _rederive(root: Path, summary: Mapping[str, Any], main: Mapping[str, list[dict[str, Any]]],
               report: VerifyReport, rerender: str) -> None:
+    from rose_eval.registry import RegistryError
     from rose_gen.config import ConfigError, config_from_recorded
     from rose_gen.pipeline import PluginError, plan_release, process_scene, scene_rows, source_uses
     from rose_gen.plan import PlanError
-    from rose_gen.registry import RegistryError
     from rose_gen.sources import AssetError
 
     try:

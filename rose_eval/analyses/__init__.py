@@ -18,7 +18,7 @@ from rose_eval.analyses.bridges import global_click_bridge, matched_local_bridge
 from rose_eval.analyses.consistency import scene_consistency
 from rose_eval.analyses.gap import perception_action_gap
 from rose_eval.analyses.lenient import lenient_summary
-from rose_gen.registry import Registry
+from rose_eval.registry import Registry
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from rose_gen.vocab import (
+from rose_eval.vocab import (
     BRIDGE_TEMPLATES,
     SUBSET_ORDER,
     TEMPLATE_ORDER,

@@ -33,7 +33,7 @@ from rose_eval.analyses.bootstrap import (
     point_totals,
     subsample_weights,
 )
-from rose_gen.jsonl import iter_jsonl_objects
+from rose_eval.jsonl import iter_jsonl_objects
 
 PER_ITEM_FILE = "per_item_eval.jsonl"
 RANK_METRIC = "table1/Avg. PASS"

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from rose_eval.vocab import PROTOCOL_VERSION, SUBSET_ORDER, TEMPLATE_ORDER
 from rose_gen.rng import scene_rng
-from rose_gen.vocab import PROTOCOL_VERSION, SUBSET_ORDER, TEMPLATE_ORDER
 
 SEED = 20260101
 TINY_DIR = Path(__file__).resolve().parent / "tiny"

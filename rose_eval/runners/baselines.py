@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rose_eval.registry import Registry
 from rose_eval.runners.dataset import DatasetItem
-from rose_gen.registry import Registry
 
 Solver = Callable[[DatasetItem], str]
 SolverFactory = Callable[[int], Solver]

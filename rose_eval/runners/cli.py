@@ -47,7 +47,7 @@ from rose_eval.runners.predictions import (
     manifest_path_for,
     write_manifest,
 )
-from rose_gen.vocab import PROTOCOL_VERSION, SPLITS
+from rose_eval.vocab import PROTOCOL_VERSION, SPLITS
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rose_gen.jsonl import iter_jsonl_objects
-from rose_gen.vocab import (
+from rose_eval.jsonl import iter_jsonl_objects
+from rose_eval.vocab import (
     BRIDGE_TEMPLATES,
     SPLITS,
     SUBSET_ID_PREFIX,

@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from PIL import Image
 
-from rose_gen.registry import Registry
+from rose_eval.registry import Registry
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from rose_eval.vocab import SUBSET_ID_PREFIX
 from rose_gen.emoji_assets import (
     EMOJI_VENDORS,
     STYLE_VENDORS,
@@ -36,7 +37,6 @@ from rose_gen.emoji_assets import (
     require_vendors,
 )
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
-from rose_gen.vocab import SUBSET_ID_PREFIX
 
 INFO = SourceInfo(name="emoji_content", subset="ROSE-EmojiContent", id_prefix=SUBSET_ID_PREFIX["ROSE-EmojiContent"],
                   primitive_type="EMOJI_CONTENT", item_seed_base=202600000000, layout_family="glyph_emoji",

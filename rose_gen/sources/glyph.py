@@ -36,6 +36,7 @@ import numpy as np
 from PIL import Image, features
 
 from assets_manifest import load_manifest, manifest_path, sha256_file
+from rose_eval.vocab import SUBSET_ID_PREFIX
 from rose_gen.fonts import (
     DEFAULT_FONT_POOL,
     FONT_POOLS,
@@ -50,7 +51,6 @@ from rose_gen.fonts import (
 from rose_gen.fonts import licences as font_licences
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
 from rose_gen.visibility import is_visible, tile_difference
-from rose_gen.vocab import SUBSET_ID_PREFIX
 
 INFO = SourceInfo(name="glyph", subset="ROSE-ChineseGlyph", id_prefix=SUBSET_ID_PREFIX["ROSE-ChineseGlyph"], primitive_type="CHINESE_GLYPH",
                   item_seed_base=202600000000, layout_family="glyph_emoji")

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from rose_eval.vocab import SUBSET_ID_PREFIX
 from rose_gen import pixel_assets as px
 from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
-from rose_gen.vocab import SUBSET_ID_PREFIX
 
 EDITED_SUFFIX = "+edit"
 

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
+from rose_eval.vocab import SPLITS, TEMPLATE_ORDER
 from rose_gen.config import load_config
 from rose_gen.export import (
     SUMMARY_FILE,
@@ -21,7 +22,6 @@ from rose_gen.export import (
 )
 from rose_gen.pipeline import generate_release, plan_release, scene_rows
 from rose_gen.release_features import SchemaError, drop_nulls, row_columns
-from rose_gen.vocab import SPLITS, TEMPLATE_ORDER
 from tests.fixtures.latin_source import latin_overrides
 
 

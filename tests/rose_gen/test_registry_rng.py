@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from rose_gen.registry import Registry, RegistryError
+from rose_eval.registry import Registry, RegistryError
 from rose_gen.rng import scene_rng, seed_sequence, subset_rng
 
 

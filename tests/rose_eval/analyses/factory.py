@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rose_gen.vocab import SUBSET_ORDER, TEMPLATE_ORDER
+from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER
 
 MODE = {
     "T1_COUNT_GLOBAL": "COUNT",

@@ -17,7 +17,7 @@ from rose_eval.analyses.bootstrap import (
     subsample_weights,
 )
 from rose_eval.analyses.gap import perception_action_gap
-from rose_gen.vocab import SUBSET_ORDER, TEMPLATE_ORDER
+from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER
 from tests.rose_eval.analyses.factory import GLYPH, STYLE, item, scene
 
 

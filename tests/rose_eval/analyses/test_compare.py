@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rose_eval.analyses.compare import main
-from rose_gen.vocab import SUBSET_ORDER
+from rose_eval.vocab import SUBSET_ORDER
 from tests.rose_eval.analyses.factory import scene
 
 

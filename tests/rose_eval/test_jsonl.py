@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rose_gen.jsonl import iter_jsonl_objects
+from rose_eval.jsonl import iter_jsonl_objects
 
 
 class Bad(ValueError):
