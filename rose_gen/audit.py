@@ -38,6 +38,7 @@ from PIL import Image
 
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.vocab import SPLITS, ordered_subsets
+from rose_gen import shortcuts as sc
 from rose_gen.presets import ROW_FIELD
 from rose_gen.visibility import is_visible, luminance, tile_difference
 
@@ -83,6 +84,8 @@ class SceneAudit:
     cells: list[CellCheck] = field(default_factory=list)
     majority_identical: bool | None = None  # None: not checked (not a standard scene)
     majority_spread: list[float] = field(default_factory=list)  # sampled majority cells vs the median
+    exceptions_match: bool | None = None  # standard: the cells that differ are exactly target_cells
+    shortcuts: sc.SceneShortcuts | None = None
 
 
 def cut_cells(image: np.ndarray, rows: int, cols: int, cell: int) -> np.ndarray:
@@ -93,7 +96,12 @@ def cut_cells(image: np.ndarray, rows: int, cols: int, cell: int) -> np.ndarray:
 
 
 def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
-    """Measure every exception cell of one scene against the median majority cell."""
+    """Measure every exception cell of one scene against its majority.
+
+    Visibility: against the median majority cell and the nearest of the sampled majority
+    cells (aligned within the jitter range). Shortcuts (:mod:`rose_gen.shortcuts`): against
+    that nearest aligned majority cell; art-box areas on whole cells.
+    """
     rows, cols, cell = int(row["rows"]), int(row["cols"]), int(row["cell_size"])
     cells = cut_cells(image, rows, cols, cell)
     mask = np.zeros((rows, cols), dtype=bool)
@@ -105,18 +113,51 @@ def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
     audit = SceneAudit(scene_id=row["scene_id"], subset=row["rose_subset"], preset=preset)
     if preset == "standard":
         audit.majority_identical = bool((majority_cells == majority_cells[:1]).all())
+        differing = ~(cells == majority_cells[:1]).all(axis=(2, 3, 4))
+        audit.exceptions_match = bool((differing == mask).all())
     picks = np.linspace(0, len(majority_cells) - 1, min(NEAREST_SAMPLE, len(majority_cells))).round().astype(int)
     sample = majority_cells[np.unique(picks)]
     audit.majority_spread = [round(tile_difference(reference, m).changed_fraction, 6) for m in sample]
+    background = sc.background_colour(reference)
+    majority_area = float(np.median([sc.art_box_area(sc.ink_mask(m, background)) for m in sample]))
+    majority_parts = sc.sizeable_parts(sc.ink_mask(reference, background))
+    shift = jitter_shift_px(row)
+    seconds = {tuple(int(v) for v in c) for c in second_cells(row)}
+    shortcuts, first = [], None
     for r, c in row["target_cells"]:
         tile = cells[int(r) - 1, int(c) - 1]
         diff = tile_difference(reference, tile)
-        shift = jitter_shift_px(row)
-        nearest = min((tile_difference(*aligned(m, tile, shift)) for m in sample), key=lambda d: d.changed_fraction)
+        pairs = [aligned(m, tile, shift) for m in sample]
+        diffs = [tile_difference(*p) for p in pairs]
+        near = int(np.argmin([d.changed_fraction for d in diffs]))
+        nearest = diffs[near]
         audit.cells.append(CellCheck(row["scene_id"], (int(r), int(c)), round(diff.changed_fraction, 6),
                                      round(diff.ssim, 6), is_visible(diff) and is_visible(nearest),
                                      round(nearest.changed_fraction, 6)))
+        got = sc.exception_shortcuts(*pairs[near], majority_area, background)
+        shortcuts.append(got)
+        if first is None and (int(r), int(c)) not in seconds:
+            first = got
+    audit.shortcuts = sc.SceneShortcuts(
+        scene_id=row["scene_id"], direction=direction(row), cells=tuple(shortcuts), first_identity=first,
+        composite=majority_parts >= 2 or any(s.parts >= 2 for s in shortcuts))
     return audit
+
+
+def second_cells(row: Mapping[str, Any]) -> list[Sequence[int]]:
+    """The cells of a second exception identity (presets), else none."""
+    record = row.get(ROW_FIELD)
+    return list(record.get("second_target_cells") or []) if isinstance(record, Mapping) else []
+
+
+def direction(row: Mapping[str, Any]) -> str:
+    """The scene's vendor direction: ``majority->target`` styles (EmojiStyle), the one vendor
+    of an emoji pair drawn in one style (EmojiContent), else ``""``."""
+    if row.get("majority_style") and row.get("target_style"):
+        return f"{row['majority_style']}->{row['target_style']}"
+    if row.get("background_path") and row.get("target_path") and not row.get("sprite_source"):
+        return _vendor(str(row["background_path"]))
+    return ""
 
 
 def jitter_shift_px(row: Mapping[str, Any]) -> int:
@@ -191,6 +232,7 @@ def subset_summary(scene_rows: Sequence[Mapping[str, Any]], audits: Sequence[Sce
     seconds = [str(r[ROW_FIELD]["second_target"]) for r in scene_rows
                if isinstance(r.get(ROW_FIELD), Mapping) and r[ROW_FIELD].get("second_target")]
     cells = [c for a in audits for c in a.cells]
+    scenes = [a.shortcuts for a in audits if a.shortcuts is not None]
     flagged = [c for c in cells if not c.visible]
     checked = [a for a in audits if a.majority_identical is not None]
     tiers = Counter(str((r.get("difficulty_inputs") or {}).get("similarity_tier", "unknown")) for r in scene_rows)
@@ -218,6 +260,11 @@ def subset_summary(scene_rows: Sequence[Mapping[str, Any]], audits: Sequence[Sce
                           for c in flagged],
         "majority_checked_scenes": len(checked),
         "majority_mismatch": sorted(a.scene_id for a in checked if not a.majority_identical),
+        "exception_cells_mismatch": sorted(a.scene_id for a in checked if a.exceptions_match is False),
+        "shortcuts": sc.summarise(scenes),
+        "by_direction": {d: sc.summarise([s for s in scenes if s.direction == d])
+                         for d in sorted({s.direction for s in scenes if s.direction})},
+        "position": sc.position_bias((int(r["rows"]), int(r["cols"]), r["target_cells"]) for r in scene_rows),
     }
 
 
@@ -279,13 +326,18 @@ def audit_release(root: Path) -> dict[str, Any]:
     subsets = {s: subset_summary(by_subset[s], audits[s]) for s in order}
     standard_flagged = sum(1 for s in order for a in audits[s] if a.preset == "standard"
                            for c in a.cells if not c.visible)
-    mismatched = sum(len(v["majority_mismatch"]) for v in subsets.values())
+    mismatched = sum(len(v["majority_mismatch"]) + len(v["exception_cells_mismatch"]) for v in subsets.values())
+    standard_figures = {s: sc.summarise([a.shortcuts for a in audits[s] if a.preset == "standard" and a.shortcuts])
+                        for s in order}
+    broken = sc.broken_limits({s: f for s, f in standard_figures.items() if f["scenes"]})
     return {
         "release": root.name,
         "scenes": len(scenes),
         "subsets": subsets,
         "standard_flagged": standard_flagged,
         "standard_majority_mismatch": mismatched,
+        "standard_limits": [limit.describe() for limit in sc.STANDARD_LIMITS],
+        "standard_limits_broken": broken,
         "ok": standard_flagged == 0 and mismatched == 0,
     }
 
@@ -307,4 +359,30 @@ def audit_table(record: Mapping[str, Any]) -> str:
                      f"{near.get('min', float('nan')):>8.4f} {spread.get('p90', float('nan')):>8.4f} "
                      f"{ssim.get('max', float('nan')):>8.4f} "
                      f"{src['median'] if src else '-':>11}")
+    return "\n".join(lines + ["", shortcut_table(record)])
+
+
+SHORTCUT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("changed", "changed_share_median"), ("pop-out", "pop_out"), ("size>5%", "art_area_off_5pct"),
+    ("off-pal", "mostly_off_palette"), ("col-only", "colour_only_scenes"), ("compos", "composite_scenes"),
+    ("|dL*|", "lightness_shift_median_abs"), ("dL*>5", "brightness_cue"),
+)
+
+
+def shortcut_table(record: Mapping[str, Any]) -> str:
+    """Plain-text table of the shortcut figures per subset and vendor direction."""
+    head = f"{'subset / direction':<34} {'exc':>5} " + " ".join(f"{n:>8}" for n, _ in SHORTCUT_COLUMNS) + \
+        f" {'border':>11} {'zone p':>8}"
+    lines = [head, "-" * len(head)]
+
+    def fmt(v: Any) -> str:
+        return f"{v:>8.3f}" if isinstance(v, float) else f"{'-':>8}"
+
+    for name, s in record["subsets"].items():
+        pos = s["position"]
+        border = f"{pos.get('border_share', 0):.2f}/{pos.get('border_expected', 0):.2f}"
+        for label, fig in [(name, s["shortcuts"]), *((f"  {d}", f) for d, f in s["by_direction"].items())]:
+            tail = f" {border:>11} {pos.get('zone_p_value', float('nan')):>8.4f}" if label == name else ""
+            lines.append(f"{label:<34} {fig['exceptions']:>5} "
+                         + " ".join(fmt(fig[k]) for _, k in SHORTCUT_COLUMNS) + tail)
     return "\n".join(lines)

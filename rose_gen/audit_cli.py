@@ -23,7 +23,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rose-audit", description=__doc__.splitlines()[0])
     p.add_argument("release", help="release folder (metadata_{dev,test}.jsonl and images/)")
     p.add_argument("--out", default=None, help="where to write the JSON record (default: <release>.audit.json beside the release)")
-    p.add_argument("--strict", action="store_true", help="fail on any flagged exception, whatever the preset")
+    p.add_argument("--strict", action="store_true",
+                   help="also fail on any flagged exception (whatever the preset) and on standard scenes "
+                        "that exceed the shortcut limits (rose_gen.shortcuts.STANDARD_LIMITS)")
     return p
 
 
@@ -56,7 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"rose-audit: {record['scenes']} scenes, {flagged} flagged exception(s) "
           f"({record['standard_flagged']} in standard scenes), {record['standard_majority_mismatch']} standard "
           f"scene(s) with non-identical majorities; wrote {out}")
-    failed = not record["ok"] or (args.strict and flagged > 0)
+    for broken in record["standard_limits_broken"]:
+        print(f"rose-audit: standard limit exceeded: {broken}")
+    failed = not record["ok"] or (args.strict and (flagged > 0 or bool(record["standard_limits_broken"])))
     return 1 if failed else 0
 
 
