@@ -9,16 +9,21 @@ Per subset:
   similarity are comparable too.
 - ``distinct``: pairs, characters, faces, vendors and sprites used; ``reused``: scenes
   minus distinct pairs.
-- ``flagged``: every exception cell at or below the visibility threshold against its
-  scene's majority (:func:`rose_gen.visibility.is_visible` fails against the median
-  majority cell, or against the most similar of ``NEAREST_SAMPLE`` evenly spread majority
-  cells, each aligned to the exception by the best integer shift within the preset's
-  jitter range: under jitter the median is blurred, the nearest aligned copy is not). Must be zero for a
-  ``standard`` release. ``majority_spread`` (sampled majority cells against the median)
-  is the noise floor the exception differences should be read against.
-- ``majority_mismatch``: scenes whose majority cells are not pixel-identical. Only a
-  ``standard`` release promises identical majorities (presets with jitter or degradation
-  do not), so the check runs on standard scenes only.
+- ``flagged``: every exception cell that :func:`rose_gen.visibility.scene_visibility`
+  calls invisible (luminance and chroma, against the median majority cell and against
+  sampled majority cells aligned within the preset's jitter range): the very check the
+  generator applies to every drawn scene, so it must be zero for every preset.
+  ``majority_spread`` (sampled majority cells against the median) is the noise floor
+  the exception differences should be read against.
+- ``majority_mismatch``: scenes whose majority cells are not pixel-identical;
+  ``exception_cells_mismatch``: scenes where the cells that differ from the majority are
+  not exactly the rows' ``target_cells``. Only a ``standard`` release promises identical
+  majorities (presets with jitter or degradation do not), so these run on standard scenes.
+- ``shortcuts`` (:mod:`rose_gen.shortcuts`): how an exception could be found without a
+  careful look (art-box size, pop-out, off-palette edits, colour-only pairs, composite
+  tiles, lightness shift), per subset and per vendor direction (``by_direction``), and
+  where the exceptions lie (``position``). ``standard_limits_broken`` lists the documented
+  limits (:data:`rose_gen.shortcuts.STANDARD_LIMITS`) the standard scenes exceed.
 
 Cells are cut from each scene's base image (the T1 row's image); the majority reference
 is the per-pixel median of the scene's majority cells. Pure functions over arrays, I/O
@@ -40,7 +45,7 @@ from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.vocab import SPLITS, ordered_subsets
 from rose_gen import shortcuts as sc
 from rose_gen.presets import ROW_FIELD
-from rose_gen.visibility import is_visible, luminance, tile_difference
+from rose_gen.visibility import aligned, cut_cells, scene_visibility, tile_difference
 
 AUDIT_FILE = "audit.json"
 
@@ -50,7 +55,6 @@ def default_audit_path(root: Path) -> Path:
     (a release's files are exactly those its export_summary lists, so rose-verify stays green)."""
     return root.parent / f"{root.name}.{AUDIT_FILE}"
 SCENE_TEMPLATE = "T1_COUNT_GLOBAL"  # its image is the scene's base image
-NEAREST_SAMPLE = 8  # majority cells (evenly spread) each exception is also compared with
 PAIR_KEYS = ("undirected_pair_key", "pair_key", "unicode_key")
 CHAR_FIELDS = ("background_char", "target_char")
 SPRITE_FIELDS = ("background_sprite", "target_sprite")
@@ -70,8 +74,9 @@ class CellCheck:
     cell: tuple[int, int]
     changed_fraction: float
     ssim: float
-    visible: bool  # visible against the median majority cell and against the nearest sampled one
+    visible: bool  # visible against the median majority cell and against every sampled one
     nearest_changed_fraction: float = 0.0
+    chroma_changed_fraction: float = 0.0  # the smaller of the two comparisons
 
 
 @dataclass
@@ -88,60 +93,56 @@ class SceneAudit:
     shortcuts: sc.SceneShortcuts | None = None
 
 
-def cut_cells(image: np.ndarray, rows: int, cols: int, cell: int) -> np.ndarray:
-    """(rows, cols, cell, cell, 3) view of a grid image."""
-    if image.shape[0] != rows * cell or image.shape[1] != cols * cell:
-        raise ValueError(f"image is {image.shape[1]}x{image.shape[0]}, rows say {cols * cell}x{rows * cell}")
-    return image.reshape(rows, cell, cols, cell, 3).transpose(0, 2, 1, 3, 4)
-
-
 def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
     """Measure every exception cell of one scene against its majority.
 
-    Visibility: against the median majority cell and the nearest of the sampled majority
-    cells (aligned within the jitter range). Shortcuts (:mod:`rose_gen.shortcuts`): against
-    that nearest aligned majority cell; art-box areas on whole cells.
+    Visibility: :func:`rose_gen.visibility.scene_visibility` (the generator's own check).
+    Shortcuts (:mod:`rose_gen.shortcuts`): against the nearest aligned sampled majority
+    cell; art-box areas on whole cells.
     """
     rows, cols, cell = int(row["rows"]), int(row["cols"]), int(row["cell_size"])
+    seen = scene_visibility(image, rows, cols, cell, row["target_cells"], jitter_offset_px(row))
     cells = cut_cells(image, rows, cols, cell)
     mask = np.zeros((rows, cols), dtype=bool)
     for r, c in row["target_cells"]:
         mask[int(r) - 1, int(c) - 1] = True
     majority_cells = cells[~mask]
-    reference = np.median(majority_cells, axis=0).round().astype(np.uint8)
     preset = preset_name(row)
     audit = SceneAudit(scene_id=row["scene_id"], subset=row["rose_subset"], preset=preset)
     if preset == "standard":
         audit.majority_identical = bool((majority_cells == majority_cells[:1]).all())
         differing = ~(cells == majority_cells[:1]).all(axis=(2, 3, 4))
         audit.exceptions_match = bool((differing == mask).all())
-    picks = np.linspace(0, len(majority_cells) - 1, min(NEAREST_SAMPLE, len(majority_cells))).round().astype(int)
-    sample = majority_cells[np.unique(picks)]
-    audit.majority_spread = [round(tile_difference(reference, m).changed_fraction, 6) for m in sample]
-    background = sc.background_colour(reference)
-    majority_area = float(np.median([sc.art_box_area(sc.ink_mask(m, background)) for m in sample]))
-    majority_parts = sc.sizeable_parts(sc.ink_mask(reference, background))
-    shift = jitter_shift_px(row)
+    audit.majority_spread = [round(tile_difference(seen.reference, m).changed_fraction, 6) for m in seen.sample]
+    background = sc.background_colour(seen.reference)
+    majority_area = float(np.median([sc.art_box_area(sc.ink_mask(m, background)) for m in seen.sample]))
+    majority_parts = sc.sizeable_parts(sc.ink_mask(seen.reference, background))
     seconds = {tuple(int(v) for v in c) for c in second_cells(row)}
     shortcuts, first = [], None
-    for r, c in row["target_cells"]:
-        tile = cells[int(r) - 1, int(c) - 1]
-        diff = tile_difference(reference, tile)
-        pairs = [aligned(m, tile, shift) for m in sample]
-        diffs = [tile_difference(*p) for p in pairs]
-        near = int(np.argmin([d.changed_fraction for d in diffs]))
-        nearest = diffs[near]
-        audit.cells.append(CellCheck(row["scene_id"], (int(r), int(c)), round(diff.changed_fraction, 6),
-                                     round(diff.ssim, 6), is_visible(diff) and is_visible(nearest),
-                                     round(nearest.changed_fraction, 6)))
-        got = sc.exception_shortcuts(*pairs[near], majority_area, background)
-        shortcuts.append(got)
-        if first is None and (int(r), int(c)) not in seconds:
-            first = got
+    for got in seen.cells:
+        r, c = got.cell
+        med, near = got.against_median, got.against_nearest
+        audit.cells.append(CellCheck(row["scene_id"], got.cell, round(med.changed_fraction, 6), round(med.ssim, 6),
+                                     got.visible, round(near.changed_fraction, 6),
+                                     round(min(med.chroma_changed_fraction, near.chroma_changed_fraction), 6)))
+        measured = sc.exception_shortcuts(*aligned(seen.sample[got.nearest], cells[r - 1, c - 1], got.nearest_shift),
+                                          majority_area, background)
+        shortcuts.append(measured)
+        if first is None and got.cell not in seconds:
+            first = measured
     audit.shortcuts = sc.SceneShortcuts(
         scene_id=row["scene_id"], direction=direction(row), cells=tuple(shortcuts), first_identity=first,
         composite=majority_parts >= 2 or any(s.parts >= 2 for s in shortcuts))
     return audit
+
+
+def jitter_offset_px(row: Mapping[str, Any]) -> int:
+    """Largest content offset (px) of one cell that the row's preset record allows (0 without jitter)."""
+    record = row.get(ROW_FIELD)
+    jitter = record.get("jitter") if isinstance(record, Mapping) else None
+    if not jitter or not jitter.get("max_offset"):
+        return 0
+    return int(round(float(jitter["max_offset"]) * int(row["cell_size"])))
 
 
 def second_cells(row: Mapping[str, Any]) -> list[Sequence[int]]:
@@ -158,39 +159,6 @@ def direction(row: Mapping[str, Any]) -> str:
     if row.get("background_path") and row.get("target_path") and not row.get("sprite_source"):
         return _vendor(str(row["background_path"]))
     return ""
-
-
-def jitter_shift_px(row: Mapping[str, Any]) -> int:
-    """Largest per-cell content shift (px) the row's preset record allows (0 without jitter)."""
-    record = row.get(ROW_FIELD)
-    jitter = record.get("jitter") if isinstance(record, Mapping) else None
-    if not jitter or not jitter.get("max_offset"):
-        return 0
-    return int(round(float(jitter["max_offset"]) * int(row["cell_size"]))) * 2
-
-
-def aligned(a: np.ndarray, b: np.ndarray, max_shift: int) -> tuple[np.ndarray, np.ndarray]:
-    """``a`` and ``b`` cropped to their overlap at the integer shift (|dx|, |dy| <= max_shift)
-    that minimises their mean absolute luminance difference; unchanged when ``max_shift`` is 0.
-
-    Jittered cells are shifted copies; comparing them unaligned measures the jitter, not
-    the content. (Scale jitter is not undone; it stays in the noise floor.)
-    """
-    if max_shift <= 0:
-        return a, b
-    la, lb = luminance(a), luminance(b)
-    n = la.shape[0]
-    best, best_cost = (0, 0), np.inf
-    for dy in range(-max_shift, max_shift + 1):
-        for dx in range(-max_shift, max_shift + 1):
-            pa = la[max(dy, 0):n + min(dy, 0), max(dx, 0):n + min(dx, 0)]
-            pb = lb[max(-dy, 0):n + min(-dy, 0), max(-dx, 0):n + min(-dx, 0)]
-            cost = float(np.abs(pa - pb).mean())
-            if cost < best_cost:
-                best, best_cost = (dy, dx), cost
-    dy, dx = best
-    return (a[max(dy, 0):n + min(dy, 0), max(dx, 0):n + min(dx, 0)],
-            b[max(-dy, 0):n + min(-dy, 0), max(-dx, 0):n + min(-dx, 0)])
 
 
 def preset_name(row: Mapping[str, Any]) -> str:
@@ -256,7 +224,8 @@ def subset_summary(scene_rows: Sequence[Mapping[str, Any]], audits: Sequence[Sce
         "max_pair_uses": max(pairs.values(), default=0),
         "flagged": len(flagged),
         "flagged_cells": [{"scene_id": c.scene_id, "cell": list(c.cell), "changed_fraction": c.changed_fraction,
-                           "ssim": c.ssim, "nearest_changed_fraction": c.nearest_changed_fraction}
+                           "ssim": c.ssim, "nearest_changed_fraction": c.nearest_changed_fraction,
+                           "chroma_changed_fraction": c.chroma_changed_fraction}
                           for c in flagged],
         "majority_checked_scenes": len(checked),
         "majority_mismatch": sorted(a.scene_id for a in checked if not a.majority_identical),

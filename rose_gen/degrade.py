@@ -115,16 +115,22 @@ def degrade_image(image: np.ndarray, downscale: float, jpeg_quality: int) -> np.
     return np.asarray(out, dtype=np.uint8).copy()
 
 
-def preset_base_image(scene: SceneSpec, source: VisualSource) -> np.ndarray:
-    """The base image (no cue) of a scene rendered under its preset record."""
-    record = scene.extra.get("preset", {})
-    cell = scene.cell_size
-    pair = scene.pair
+def scene_tiles(scene: SceneSpec, source: VisualSource) -> list[np.ndarray]:
+    """The scene's distinct tiles: majority, target and (when the preset drew one) second target."""
+    cell, pair = scene.cell_size, scene.pair
     tiles = [tile_array(source.render_tile(pair, role, cell), cell, f"{role} tile") for role in ("majority", "target")]
-    second = record.get("second")
+    second = (scene.extra.get("preset") or {}).get("second")
     if second:
         tiles.append(tile_array(source.render_tile(asset_pair_from_json(second["pair"]), "target", cell), cell,
                                 "second target tile"))
+    return tiles
+
+
+def preset_base_image(scene: SceneSpec, source: VisualSource) -> np.ndarray:
+    """The base image (no cue) of a scene rendered under its preset record."""
+    record = scene.extra.get("preset", {})
+    tiles = scene_tiles(scene, source)
+    second = record.get("second")
     index = cell_index(scene.rows, scene.cols, scene, second["cells"] if second else [])
     image = jittered_grid(tiles, index, record["jitter"]) if record.get("jitter") else plain_grid(tiles, index)
     deg = record.get("degrade")

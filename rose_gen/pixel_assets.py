@@ -38,7 +38,7 @@ from scipy import ndimage
 
 from rose_gen.rng import seed_sequence
 from rose_gen.sources.base import AssetError, AssetPair
-from rose_gen.visibility import TileDifference, is_visible, tile_difference
+from rose_gen.visibility import DEFAULT_THRESHOLDS, TileDifference, is_visible, tile_difference
 
 CRAWL_TILE_DIR = Path("/usr/share/crawl/dat/tiles")
 CRAWL_PACKAGE = "crawl-tiles-data"
@@ -381,8 +381,8 @@ EDIT_MARGIN = 1.5  # edits must clear the visibility thresholds with this safety
 
 
 def clears_visibility(diff: TileDifference, margin: float = 1.0) -> bool:
-    """:func:`is_visible` with both default thresholds made ``margin`` times stricter."""
-    return is_visible(diff, min_changed_fraction=0.005 * margin, max_ssim=1.0 - 0.005 * margin)
+    """:func:`is_visible` with every default threshold made ``margin`` times stricter."""
+    return is_visible(diff, DEFAULT_THRESHOLDS.scaled(margin))
 
 
 def _eligible(rgba: np.ndarray, kind: str) -> np.ndarray:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from rose_eval import vocab
+from rose_gen import redraw
 from rose_gen.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
 from rose_gen.layout import V0_1_EXCEPTION_COUNTS, V0_1_PROFILE_MIX, LayoutParams, sample_layout
 from rose_gen.presets import (
@@ -193,11 +194,14 @@ def pair_order(seed: int, subset: str, pool_size: int) -> np.ndarray:
 
 
 def _pair_for_scene(
-    seed: int, plan: SubsetPlan, k: int, pool: Sequence[AssetPair]
+    seed: int, plan: SubsetPlan, k: int, pool: Sequence[AssetPair], draw: int = 0
 ) -> tuple[AssetPair, int]:
+    """Scene k's pair and its use count; ``draw`` > 0 picks a replacement (:mod:`rose_gen.redraw`)."""
     if not pool:
         raise PlanError(f"{plan.subset}: the {plan.source} source offers no asset pairs")
     order = pair_order(seed, plan.subset, len(pool))
+    if draw:
+        return pool[int(order[redraw.redraw_index(seed, plan.subset, k, draw, len(pool), plan.n_scenes)])], 0
     return pool[int(order[(k - 1) % len(pool)])], (k - 1) // len(pool)
 
 
@@ -222,8 +226,29 @@ def plan_scene(
         raise PlanError(f"{plan.subset}: scene index {k} outside 1..{plan.n_scenes}")
     split = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)[k - 1]
     cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
-    ppool = PresetPool.build(pool, plan.preset)
-    return apply_preset(_plan_scene(plan, seed, k, ppool.band, source, split, cut), ppool, source, seed)
+    return _drawn_scene(plan, seed, k, PresetPool.build(pool, plan.preset), source, split, cut)
+
+
+def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source: VisualSource, split: str,
+                 cut: float | None) -> SceneSpec:
+    """Scene k with the preset applied, redrawn until its exceptions are visible as rendered.
+
+    See :mod:`rose_gen.redraw`: draw 0 is the subset's pair order; later draws take spare
+    pairs of the band, then of the whole pool. Rejected draws are recorded on the rows.
+    """
+    rejected: list[dict[str, Any]] = []
+    for draw in range(redraw.MAX_DRAWS):
+        pool = ppool.band if draw < redraw.BAND_DRAWS else ppool.pool
+        scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, draw), ppool, source, seed)
+        reasons = redraw.drawn_visibility(scene, source)
+        if not reasons:
+            if not rejected:
+                return scene
+            fields = {**scene.pair.row_fields, redraw.ROW_FIELD: rejected}
+            return replace(scene, pair=replace(scene.pair, row_fields=fields))
+        rejected.append(redraw.rejection(scene, draw, reasons))
+    raise PlanError(f"{plan.subset} scene {k}: no draw of {redraw.MAX_DRAWS} has visible exceptions (last: "
+                    f"{rejected[-1]['reason']}); soften the difficulty preset (cell_scale, degrade) for this source")
 
 
 def _plan_scene(
@@ -234,18 +259,20 @@ def _plan_scene(
     source: VisualSource,
     split: str,
     cut: float | None,
+    draw: int = 0,
 ) -> SceneSpec:
     """Scene k given the subset-wide split and similarity cut (plan already validated).
 
-    ``pool`` is the preset's band of the source pool; the preset's per-scene choices are
-    added afterwards by :func:`rose_gen.presets.apply_preset`.
+    ``pool`` is the preset's band of the source pool (or the whole pool for late redraws);
+    the preset's per-scene choices are added afterwards by
+    :func:`rose_gen.presets.apply_preset`. ``draw`` numbers the redraws (0: the first draw).
     """
     info = source.info
     if info.subset != plan.subset:
         raise PlanError(f"{plan.subset}: source {plan.source!r} feeds {info.subset}, not this subset")
 
     layout = sample_layout(preset_layout(plan.layout, plan.preset), scene_rng(seed, plan.subset, k, "layout"))
-    pair, cycle = _pair_for_scene(seed, plan, k, pool)
+    pair, cycle = _pair_for_scene(seed, plan, k, pool, draw)
     pair = source.orient(pair, scene_rng(seed, plan.subset, k, "orient"))
 
     rng = scene_rng(seed, plan.subset, k, "regions")
@@ -322,10 +349,7 @@ def plan_subset(
     splits = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)
     cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
     ppool = PresetPool.build(pool, plan.preset)
-    return [
-        apply_preset(_plan_scene(plan, seed, k, ppool.band, source, splits[k - 1], cut), ppool, source, seed)
-        for k in range(1, plan.n_scenes + 1)
-    ]
+    return [_drawn_scene(plan, seed, k, ppool, source, splits[k - 1], cut) for k in range(1, plan.n_scenes + 1)]
 
 
 def pairs_reused(scenes: Sequence[SceneSpec]) -> int:

@@ -1,27 +1,66 @@
-"""Perceptual visibility of the difference between two tiles at the scene's cell size.
+"""Perceptual visibility of the difference between two tiles, and of a scene's exceptions.
 
 "Some pixel differs" is not enough: a benchmark exception must be visible to a careful
-human. We compare the two tiles as a person would at that size: luminance, lightly
-blurred (sub-pixel noise and anti-aliasing fade), and report two numbers:
+human. We compare two tiles as a person would at the size they are drawn, lightly
+blurred (sub-pixel noise and anti-aliasing fade), with three numbers:
 
 - ``changed_fraction``: share of the tile whose blurred luminance differs by more than
   ``level`` (0-1 scale);
-- ``ssim``: structural similarity of the blurred luminance images.
+- ``ssim``: structural similarity of the blurred luminance images;
+- ``chroma_changed_fraction``: share of the tile whose blurred CIELAB chroma (a*, b*)
+  moves by more than ``chroma_level`` (a colour change at equal lightness).
 
-Sources and the release audit share this one measure (thresholds live in config).
+A difference is visible (:func:`is_visible`) when its luminance clears both luminance
+thresholds, or its chroma clears the chroma threshold (:class:`Thresholds`).
+
+:func:`scene_visibility` applies the measure to the exception cells of a rendered grid
+image, each against the scene's median majority cell and against the nearest of a few
+sampled majority cells (aligned within the jitter range). The generator checks every
+drawn scene with it at the scene's own cell size, after the preset's jitter and
+degradation, and ``rose-audit`` reads releases with it: one measure, one threshold.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from PIL import Image
 from scipy.ndimage import gaussian_filter
+from skimage.color import rgb2lab
 from skimage.metrics import structural_similarity
 
 # Rec. 601 luma weights.
 _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float64)
+CHROMA_LEVEL = 12.0  # CIELAB a*b* distance of a clearly different colour
+NEAREST_SAMPLE = 8  # majority cells (evenly spread) each exception is also compared with
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a :class:`TileDifference` counts as visible (defaults suit 27-156 px cells)."""
+
+    min_changed_fraction: float = 0.005
+    max_ssim: float = 0.995
+    min_chroma_fraction: float = 0.005
+
+    def scaled(self, margin: float) -> Thresholds:
+        """Every threshold made ``margin`` times stricter (SSIM: its distance from 1)."""
+        return Thresholds(min_changed_fraction=self.min_changed_fraction * margin,
+                          max_ssim=1.0 - (1.0 - self.max_ssim) * margin,
+                          min_chroma_fraction=self.min_chroma_fraction * margin)
+
+    def with_options(self, options: dict[str, float] | None) -> Thresholds:
+        """These thresholds with the given fields replaced (unknown keys: ValueError)."""
+        opts = dict(options or {})
+        unknown = sorted(set(opts) - set(self.__dataclass_fields__))
+        if unknown:
+            raise ValueError(f"unknown visibility threshold(s) {unknown}; known: {sorted(self.__dataclass_fields__)}")
+        return replace(self, **{k: float(v) for k, v in opts.items()})
+
+
+DEFAULT_THRESHOLDS = Thresholds()
 
 
 @dataclass(frozen=True)
@@ -30,33 +69,200 @@ class TileDifference:
 
     changed_fraction: float
     ssim: float
+    chroma_changed_fraction: float = 0.0
 
 
-def luminance(tile: Image.Image | np.ndarray) -> np.ndarray:
-    """Float luminance in [0, 1] of an RGB(A) image or array (alpha composited on white)."""
+def _rgb_on_white(tile: Image.Image | np.ndarray) -> np.ndarray:
     arr = np.asarray(tile.convert("RGBA") if isinstance(tile, Image.Image) else tile, dtype=np.float64)
     if arr.ndim == 2:
-        return arr / 255.0
+        return np.repeat(arr[..., None], 3, axis=-1)
     rgb = arr[..., :3]
     if arr.shape[-1] == 4:
         alpha = arr[..., 3:4] / 255.0
         rgb = rgb * alpha + 255.0 * (1.0 - alpha)
-    return (rgb @ _LUMA) / 255.0
+    return rgb
+
+
+def luminance(tile: Image.Image | np.ndarray) -> np.ndarray:
+    """Float luminance in [0, 1] of an RGB(A) image or array (alpha composited on white)."""
+    return (_rgb_on_white(tile) @ _LUMA) / 255.0
+
+
+def chroma(tile: Image.Image | np.ndarray) -> np.ndarray:
+    """CIELAB (a*, b*) of an RGB(A) image or array, ``(h, w, 2)`` (alpha composited on white)."""
+    return rgb2lab(np.clip(_rgb_on_white(tile) / 255.0, 0.0, 1.0))[..., 1:]
+
+
+@dataclass(frozen=True)
+class CellLook:
+    """A tile as the measure sees it: blurred luminance ``(h, w)`` and blurred chroma ``(h, w, 2)``."""
+
+    luminance: np.ndarray
+    chroma: np.ndarray
+
+
+def look(tile: Image.Image | np.ndarray, sigma: float = 1.0) -> CellLook:
+    """The blurred luminance and chroma of a tile (computed once, compared many times)."""
+    rgb = _rgb_on_white(tile)
+    lum = gaussian_filter((rgb @ _LUMA) / 255.0, sigma)
+    ab = gaussian_filter(rgb2lab(np.clip(rgb / 255.0, 0.0, 1.0))[..., 1:], (sigma, sigma, 0))
+    return CellLook(luminance=lum, chroma=ab)
+
+
+def _overlap(n: int, d: int) -> tuple[slice, slice]:
+    """Slices of two length-``n`` axes where position ``i`` of the first meets ``i + d`` of the second."""
+    return slice(max(-d, 0), n - max(d, 0)), slice(max(d, 0), n + min(d, 0))
+
+
+def compare(a: CellLook, b: CellLook, shift: tuple[int, int] = (0, 0), *, level: float = 0.1,
+            chroma_level: float = CHROMA_LEVEL) -> TileDifference:
+    """The difference of two looks on their overlap, ``b``'s content displaced by ``shift`` (dy, dx) px."""
+    if a.luminance.shape != b.luminance.shape:
+        raise ValueError(f"tiles differ in size: {a.luminance.shape} vs {b.luminance.shape}")
+    (ya, yb), (xa, xb) = _overlap(a.luminance.shape[0], shift[0]), _overlap(a.luminance.shape[1], shift[1])
+    la, lb = a.luminance[ya, xa], b.luminance[yb, xb]
+    changed = float(np.mean(np.abs(la - lb) > level))
+    win = min(7, min(la.shape) // 2 * 2 - 1)
+    ssim = float(structural_similarity(la, lb, data_range=1.0, win_size=win)) if win >= 3 else 1.0
+    d = a.chroma[ya, xa] - b.chroma[yb, xb]
+    moved = float(np.mean(np.hypot(d[..., 0], d[..., 1]) > chroma_level))
+    return TileDifference(changed_fraction=changed, ssim=ssim, chroma_changed_fraction=moved)
 
 
 def tile_difference(a: Image.Image | np.ndarray, b: Image.Image | np.ndarray, *, sigma: float = 1.0,
-                    level: float = 0.1) -> TileDifference:
-    """Compare two same-size tiles; see the module docstring for the two measures."""
-    la, lb = luminance(a), luminance(b)
-    if la.shape != lb.shape:
-        raise ValueError(f"tiles differ in size: {la.shape} vs {lb.shape}")
-    ba, bb = gaussian_filter(la, sigma), gaussian_filter(lb, sigma)
-    changed = float(np.mean(np.abs(ba - bb) > level))
-    win = min(7, min(la.shape) // 2 * 2 - 1)
-    ssim = float(structural_similarity(ba, bb, data_range=1.0, win_size=win)) if win >= 3 else 1.0
-    return TileDifference(changed_fraction=changed, ssim=ssim)
+                    level: float = 0.1, chroma_level: float = CHROMA_LEVEL) -> TileDifference:
+    """Compare two same-size tiles; see the module docstring for the three measures."""
+    return compare(look(a, sigma), look(b, sigma), level=level, chroma_level=chroma_level)
 
 
-def is_visible(diff: TileDifference, *, min_changed_fraction: float = 0.005, max_ssim: float = 0.995) -> bool:
-    """True when the difference clears both thresholds (defaults suit 42-156 px cells)."""
-    return diff.changed_fraction >= min_changed_fraction and diff.ssim <= max_ssim
+def is_visible(diff: TileDifference, thresholds: Thresholds | None = None, *,
+               min_changed_fraction: float | None = None, max_ssim: float | None = None,
+               min_chroma_fraction: float | None = None) -> bool:
+    """True when the luminance clears both luminance thresholds or the chroma clears its own.
+
+    Thresholds come from ``thresholds`` (default :data:`DEFAULT_THRESHOLDS`); the keyword
+    arguments override single fields.
+    """
+    t = thresholds or DEFAULT_THRESHOLDS
+    lum_min = t.min_changed_fraction if min_changed_fraction is None else min_changed_fraction
+    ssim_max = t.max_ssim if max_ssim is None else max_ssim
+    chroma_min = t.min_chroma_fraction if min_chroma_fraction is None else min_chroma_fraction
+    luminance_visible = diff.changed_fraction >= lum_min and diff.ssim <= ssim_max
+    return luminance_visible or diff.chroma_changed_fraction >= chroma_min
+
+
+def why_invisible(diff: TileDifference, thresholds: Thresholds | None = None) -> str:
+    """One phrase saying which thresholds ``diff`` misses ('' when it is visible)."""
+    t = thresholds or DEFAULT_THRESHOLDS
+    if is_visible(diff, t):
+        return ""
+    return (f"luminance changed {diff.changed_fraction:.4f} (needs {t.min_changed_fraction:g}) / SSIM "
+            f"{diff.ssim:.4f} (needs <= {t.max_ssim:g}), chroma changed {diff.chroma_changed_fraction:.4f} "
+            f"(needs {t.min_chroma_fraction:g})")
+
+
+# -- a scene's exception cells ---------------------------------------------------------------
+
+
+def cut_cells(image: np.ndarray, rows: int, cols: int, cell: int) -> np.ndarray:
+    """(rows, cols, cell, cell, 3) view of a grid image."""
+    if image.shape[0] != rows * cell or image.shape[1] != cols * cell:
+        raise ValueError(f"image is {image.shape[1]}x{image.shape[0]}, rows say {cols * cell}x{rows * cell}")
+    return image.reshape(rows, cell, cols, cell, 3).transpose(0, 2, 1, 3, 4)
+
+
+def best_offset(cell: CellLook, reference: CellLook, max_shift: int) -> tuple[int, int]:
+    """The displacement (dy, dx) of ``cell``'s content against ``reference``, each within
+    ``max_shift`` px: the shift with the smallest mean absolute blurred-luminance difference
+    on the overlap (ties: the smaller shift, then row-major order). (0, 0) when ``max_shift`` is 0."""
+    if max_shift <= 0:
+        return (0, 0)
+    n, m = reference.luminance.shape
+    best, best_cost = (0, 0), np.inf
+    for dy, dx in sorted(((dy, dx) for dy in range(-max_shift, max_shift + 1)
+                          for dx in range(-max_shift, max_shift + 1)), key=lambda d: (abs(d[0]) + abs(d[1]), d)):
+        (ya, yb), (xa, xb) = _overlap(n, dy), _overlap(m, dx)
+        cost = float(np.abs(reference.luminance[ya, xa] - cell.luminance[yb, xb]).mean())
+        if cost < best_cost:
+            best, best_cost = (dy, dx), cost
+    return best
+
+
+def aligned(a: np.ndarray, b: np.ndarray, shift: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` (same size) cropped to their overlap, ``b``'s content displaced by ``shift`` (dy, dx)."""
+    (ya, yb), (xa, xb) = _overlap(a.shape[0], shift[0]), _overlap(a.shape[1], shift[1])
+    return a[ya, xa], b[yb, xb]
+
+
+@dataclass(frozen=True)
+class CellVisibility:
+    """One exception cell against its scene's majority (see :func:`scene_visibility`)."""
+
+    cell: tuple[int, int]
+    against_median: TileDifference
+    against_nearest: TileDifference
+    nearest: int  # index into the sampled majority cells of the one it differs from least
+    nearest_shift: tuple[int, int]  # the exception's displacement against that cell (dy, dx)
+    visible: bool
+
+
+@dataclass(frozen=True)
+class SceneVisibility:
+    """A scene's majority reference, sampled majority cells and every exception cell's verdict."""
+
+    reference: np.ndarray  # per-pixel median of the majority cells
+    sample: np.ndarray  # (n, cell, cell, 3) evenly spread majority cells
+    cells: tuple[CellVisibility, ...]
+
+    @property
+    def visible(self) -> bool:
+        return all(c.visible for c in self.cells)
+
+    def reasons(self, thresholds: Thresholds | None = None) -> list[str]:
+        """One line per invisible exception cell: where, and which thresholds it misses."""
+        out = []
+        for c in self.cells:
+            if not c.visible:
+                worst = c.against_median if not is_visible(c.against_median, thresholds) else c.against_nearest
+                out.append(f"cell R{c.cell[0]}C{c.cell[1]}: {why_invisible(worst, thresholds)}")
+        return out
+
+
+def majority_sample(majority_cells: np.ndarray, n: int = NEAREST_SAMPLE) -> np.ndarray:
+    """``n`` evenly spread majority cells (all of them when there are fewer)."""
+    picks = np.linspace(0, len(majority_cells) - 1, min(n, len(majority_cells))).round().astype(int)
+    return majority_cells[np.unique(picks)]
+
+
+def scene_visibility(image: np.ndarray, rows: int, cols: int, cell: int, target_cells: Sequence[Sequence[int]],
+                     max_offset: int = 0, thresholds: Thresholds | None = None) -> SceneVisibility:
+    """Judge every exception cell of a grid image against the scene's majority cells.
+
+    An exception is visible when it clears ``thresholds`` against the per-pixel median of
+    the majority cells *and* against each of :data:`NEAREST_SAMPLE` evenly spread majority
+    cells. Under jitter (content displaced by up to ``max_offset`` px per cell) every
+    compared cell is first aligned with the median (:func:`best_offset`), and two cells
+    are compared on their overlap at the difference of their offsets: the median is
+    blurred by the jitter, an aligned copy is not.
+    """
+    cells = cut_cells(image, rows, cols, cell)
+    mask = np.zeros((rows, cols), dtype=bool)
+    for r, c in target_cells:
+        mask[int(r) - 1, int(c) - 1] = True
+    majority_cells = cells[~mask]
+    reference = np.median(majority_cells, axis=0).round().astype(np.uint8)
+    sample = majority_sample(majority_cells)
+    ref_look = look(reference)
+    sample_looks = [look(m) for m in sample]
+    sample_offsets = [best_offset(m, ref_look, max_offset) for m in sample_looks]
+    out = []
+    for r, c in target_cells:
+        tile = look(cells[int(r) - 1, int(c) - 1])
+        off = best_offset(tile, ref_look, max_offset)
+        median_diff = compare(ref_look, tile)
+        shifts = [(off[0] - o[0], off[1] - o[1]) for o in sample_offsets]
+        diffs = [compare(m, tile, d) for m, d in zip(sample_looks, shifts, strict=True)]
+        near = int(np.argmin([d.changed_fraction + d.chroma_changed_fraction for d in diffs]))
+        visible = is_visible(median_diff, thresholds) and all(is_visible(d, thresholds) for d in diffs)
+        out.append(CellVisibility((int(r), int(c)), median_diff, diffs[near], near, shifts[near], visible))
+    return SceneVisibility(reference=reference, sample=sample, cells=tuple(out))

@@ -1,4 +1,8 @@
-"""A tiny in-test visual source for planning tests: placeholder pairs, never rendered."""
+"""A tiny in-test visual source for planning tests: placeholder pairs drawn as simple bars.
+
+Planning renders tiles only to check that a scene's exceptions are visible
+(:mod:`rose_gen.redraw`); each name draws one black bar at a position of its own.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from rose_gen.plan import V0_1_PLANS, SubsetPlan
 from rose_gen.sources.base import AssetPair, SourceInfo
@@ -47,8 +52,13 @@ class FakeSource:
         return replace(pair, majority=pair.target, target=pair.majority,
                        row_fields=_fields(pair.target, pair.majority))
 
-    def render_tile(self, pair: AssetPair, role: str, cell_size: int):
-        raise AssertionError("planning tests never render")
+    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+        name = pair.majority if role == "majority" else pair.target
+        tile = np.full((cell_size, cell_size, 3), 255, dtype=np.uint8)
+        slot = sum(name.encode()) % 4
+        third = cell_size // 5
+        tile[third:4 * third, third * (1 + slot) - third // 2:third * (1 + slot) + third // 2] = 0
+        return Image.fromarray(tile)
 
 
 def small_plan(subset: str = "ROSE-ChineseGlyph", n_scenes: int = 12, n_dev: int = 4,

@@ -1,0 +1,88 @@
+"""Exceptions visible where they are drawn: a planned scene whose exception is not is redrawn.
+
+A pool's pairs were verified once, at one reference size. A scene draws them at its own
+cell size, and a difficulty preset then shrinks, jitters and degrades them, so after
+planning every scene is checked as it will be rendered: :func:`drawn_visibility` renders
+the scene's base image (or, for a plain grid, its distinct tiles, which is the same
+thing), and judges every exception cell with :func:`rose_gen.visibility.scene_visibility`,
+the measure ``rose-audit`` applies to the release.
+
+A scene that fails is redrawn with another pair (:func:`redraw_index`): first from the
+part of the preset's band that no scene of the subset uses (a scene-specific permutation
+of it, so the subset's other pairs are not reused), then, after :data:`BAND_DRAWS`
+draws, from the same part of the whole pool (less similar pairs, more visible). At most
+:data:`MAX_DRAWS` draws are made; each rejected one is recorded on the scene's rows
+(:data:`ROW_FIELD`), and a scene with no visible draw stops planning with one line.
+Every draw comes from ``scene_rng(seed, subset, k, "redraw")``, so a scene is still
+planned alone and identically for any worker count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rose_gen.rng import scene_rng
+from rose_gen.schema import SceneSpec
+from rose_gen.sources.base import VisualSource
+from rose_gen.visibility import Thresholds, scene_visibility, tile_difference, why_invisible
+
+ROW_FIELD = "visibility_redraws"  # row column listing the draws a scene rejected (absent: none)
+MAX_DRAWS = 16  # the first draw and up to 15 replacements
+BAND_DRAWS = 8  # draws from the preset's band before the whole pool is used
+
+
+def jitter_offset(scene: SceneSpec) -> int:
+    """Largest content offset (px) of a cell under the scene's jitter (0 without jitter)."""
+    jitter = (scene.extra.get("preset") or {}).get("jitter")
+    if not jitter or not jitter.get("max_offset"):
+        return 0
+    return int(round(float(jitter["max_offset"]) * scene.cell_size))
+
+
+def drawn_visibility(scene: SceneSpec, source: VisualSource, thresholds: Thresholds | None = None) -> list[str]:
+    """Why some exception of ``scene`` is invisible as rendered (one line per cell); [] when all are visible.
+
+    Scenes with jitter or degradation are rendered whole and judged like a release image;
+    on a plain grid every cell of a role is the same tile, so each distinct exception tile
+    is compared with the majority tile (what :func:`scene_visibility` computes there).
+    """
+    from rose_gen.degrade import needs_preset_render, preset_base_image, scene_tiles
+
+    record = scene.extra.get("preset") or {}
+    if needs_preset_render(scene) and (record.get("jitter") or record.get("degrade")):
+        image = preset_base_image(scene, source)
+        seen = scene_visibility(image, scene.rows, scene.cols, scene.cell_size, scene.target_cells,
+                                jitter_offset(scene), thresholds)
+        return seen.reasons(thresholds)
+    tiles = scene_tiles(scene, source)
+    reasons = []
+    for i, tile in enumerate(tiles[1:], start=1):
+        why = why_invisible(tile_difference(tiles[0], tile), thresholds)
+        if why:
+            reasons.append(f"{'target' if i == 1 else 'second target'} tile: {why}")
+    return reasons
+
+
+def redraw_index(seed: int, subset: str, k: int, draw: int, pool_size: int, n_scenes: int) -> int:
+    """Pool position (into the subset's pair order) of replacement ``draw`` (1, 2, ...) of scene k.
+
+    Candidates are the positions no scene of the subset takes (``n_scenes`` onwards), or
+    every position when the pool has no such spare part, in a permutation drawn for the
+    scene; later draws walk further along it.
+    """
+    spare = list(range(n_scenes, pool_size)) if pool_size > n_scenes else list(range(pool_size))
+    perm = scene_rng(seed, subset, k, "redraw").permutation(len(spare))
+    return spare[int(perm[(draw - 1) % len(spare)])]
+
+
+SHOWN_REASONS = 2  # invisible cells named in a rejection record; the rest are counted
+
+
+def rejection(scene: SceneSpec, draw: int, reasons: Sequence[str]) -> dict[str, Any]:
+    """The row record of one rejected draw: which pair, and why (the first cells that failed)."""
+    why = "; ".join(reasons[:SHOWN_REASONS])
+    if len(reasons) > SHOWN_REASONS:
+        why += f"; and {len(reasons) - SHOWN_REASONS} more cell(s)"
+    return {"draw": draw, "pair_key": scene.pair.pair_key, "majority": scene.pair.majority,
+            "target": scene.pair.target, "reason": why}

@@ -1,0 +1,110 @@
+"""The visibility measure: luminance and chroma terms, alignment, and a scene's exception cells."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rose_gen.degrade import jittered_grid
+from rose_gen.visibility import (
+    DEFAULT_THRESHOLDS,
+    Thresholds,
+    TileDifference,
+    aligned,
+    best_offset,
+    compare,
+    is_visible,
+    look,
+    scene_visibility,
+    tile_difference,
+    why_invisible,
+)
+
+
+def _tile(colour=(0, 0, 0), size: int = 40, box=(10, 30, 12, 20)) -> np.ndarray:
+    tile = np.full((size, size, 3), 255, dtype=np.uint8)
+    top, bottom, left, right = box
+    tile[top:bottom, left:right] = colour
+    return tile
+
+
+def test_identical_and_one_pixel_tiles_are_invisible() -> None:
+    tile = _tile()
+    assert not is_visible(tile_difference(tile, tile.copy()))
+    speck = tile.copy()
+    speck[0, 0] = 0
+    diff = tile_difference(tile, speck)
+    assert not is_visible(diff) and "luminance changed" in why_invisible(diff)
+
+
+def test_a_colour_change_at_equal_lightness_is_visible_by_chroma_alone() -> None:
+    # Two colours of (almost) equal Rec. 601 luma: a luminance-only measure misses the swap.
+    red, green = _tile((200, 60, 60)), _tile((60, 128, 60))
+    diff = tile_difference(red, green)
+    assert diff.changed_fraction == 0.0 and diff.ssim > 0.995
+    assert diff.chroma_changed_fraction > 0.1 and is_visible(diff)
+    assert not is_visible(diff, min_chroma_fraction=1.0)
+
+
+def test_a_shape_change_in_grey_is_visible_by_luminance() -> None:
+    diff = tile_difference(_tile(), _tile(box=(10, 30, 12, 26)))
+    assert diff.chroma_changed_fraction == 0.0 and diff.changed_fraction > 0.05 and is_visible(diff)
+
+
+def test_thresholds_scale_and_take_options() -> None:
+    strict = DEFAULT_THRESHOLDS.scaled(2.0)
+    assert strict == Thresholds(min_changed_fraction=0.01, max_ssim=pytest.approx(0.99), min_chroma_fraction=0.01)
+    diff = TileDifference(changed_fraction=0.007, ssim=0.99, chroma_changed_fraction=0.0)
+    assert is_visible(diff) and not is_visible(diff, strict)
+    assert DEFAULT_THRESHOLDS.with_options({"max_ssim": 0.9}).max_ssim == 0.9
+    with pytest.raises(ValueError, match="unknown visibility threshold"):
+        DEFAULT_THRESHOLDS.with_options({"ssim": 0.9})
+
+
+def test_compare_of_looks_is_tile_difference() -> None:
+    a, b = _tile(), _tile((200, 60, 60), box=(8, 30, 12, 24))
+    assert compare(look(a), look(b)) == tile_difference(a, b)
+
+
+def test_best_offset_undoes_a_jitter_shift() -> None:
+    tile = _tile()
+    shifted = np.full_like(tile, 255)
+    shifted[3:, :-2] = tile[:-3, 2:]  # content moved 3 px down, 2 px left
+    assert tile_difference(tile, shifted).changed_fraction > 0.05
+    offset = best_offset(look(shifted), look(tile), 4)
+    assert offset == (3, -2)
+    assert compare(look(tile), look(shifted), offset).changed_fraction == 0.0
+    a, b = aligned(tile, shifted, offset)
+    assert a.shape == b.shape == (37, 38, 3) and np.array_equal(a, b)
+    assert best_offset(look(shifted), look(tile), 0) == (0, 0)
+
+
+def _grid(majority: np.ndarray, exceptions: dict[tuple[int, int], np.ndarray], rows: int = 4, cols: int = 5):
+    cell = majority.shape[0]
+    image = np.tile(majority, (rows, cols, 1))
+    for (r, c), tile in exceptions.items():
+        image[(r - 1) * cell:r * cell, (c - 1) * cell:c * cell] = tile
+    return image
+
+
+def test_scene_visibility_names_the_invisible_cell() -> None:
+    majority = _tile()
+    speck = majority.copy()
+    speck[20, 20] = 128
+    image = _grid(majority, {(1, 2): _tile(box=(10, 30, 12, 28)), (3, 4): speck})
+    seen = scene_visibility(image, 4, 5, 40, [(1, 2), (3, 4)])
+    assert [c.visible for c in seen.cells] == [True, False] and not seen.visible
+    assert np.array_equal(seen.reference, majority) and len(seen.sample) == 8
+    assert len(seen.reasons()) == 1 and seen.reasons()[0].startswith("cell R3C4:")
+
+
+def test_under_jitter_an_exception_is_judged_after_alignment() -> None:
+    majority, bigger, same = _tile(), _tile(box=(10, 30, 12, 28)), _tile()
+    index = np.zeros((4, 5), dtype=np.int64)
+    index[1, 1], index[2, 3] = 1, 2  # cells (2, 2): a wider bar; (3, 4): the majority drawn again
+    params = {"seed": 7, "max_offset": 0.08, "min_scale": 1.0}  # shifts only, up to 3 px
+    image = jittered_grid([majority, bigger, same], index, params)
+    unaligned = scene_visibility(image, 4, 5, 40, [(2, 2), (3, 4)], max_offset=0)
+    seen = scene_visibility(image, 4, 5, 40, [(2, 2), (3, 4)], max_offset=3)
+    assert [c.visible for c in seen.cells] == [True, False]
+    assert unaligned.cells[1].against_nearest.changed_fraction > seen.cells[1].against_nearest.changed_fraction
