@@ -7,7 +7,8 @@ any of these (see :mod:`rose_gen.presets`); standard scenes never come here.
 - Jitter: every cell draws, from the scene's recorded jitter seed, a scale in
   ``[min_scale, 1]`` and an offset of up to ``max_offset * cell`` pixels in x and y, in
   one vectorised draw. The scaled tile (bilinear, cached per distinct size) is pasted at
-  the cell centre plus the offset on the tile's background colour, clipped to the cell.
+  the cell centre plus the offset on the tile's background colour, clipped to the cell
+  less its frame margin (:func:`rose_gen.render.tile_margin`), which stays clear.
 - Degradation: the finished base image is downscaled by the recorded factor and scaled
   back (bilinear), then JPEG round-tripped at the recorded quality (Pillow, 4:2:0). The
   cue is drawn after that, so the highlight stays exactly on the T4 rectangle.
@@ -30,9 +31,11 @@ from rose_gen.render import (
     cue_rectangle,
     encode_png,
     scene_cue_color,
-    tile_array,
+    scene_tiles,
+    tile_background,
+    tile_margin,
 )
-from rose_gen.schema import SceneSpec, asset_pair_from_json
+from rose_gen.schema import SceneSpec
 from rose_gen.sources.base import VisualSource
 
 
@@ -58,19 +61,18 @@ def jitter_draws(seed: int, n_cells: int, cell: int, max_offset: float, min_scal
     return size, dx, dy
 
 
-def _background(tile: np.ndarray) -> np.ndarray:
-    """The tile's background colour: the median of its border pixels."""
-    border = np.concatenate([tile[0], tile[-1], tile[:, 0], tile[:, -1]])
-    return np.median(border, axis=0).astype(np.uint8)
+def jittered_grid(tiles: list[np.ndarray], index: np.ndarray, params: Mapping[str, Any],
+                  margin: int = 0) -> np.ndarray:
+    """The grid with every cell's tile scaled and shifted by its own draw (see the module docstring).
 
-
-def jittered_grid(tiles: list[np.ndarray], index: np.ndarray, params: Mapping[str, Any]) -> np.ndarray:
-    """The grid with every cell's tile scaled and shifted by its own draw (see the module docstring)."""
+    Content is clipped to the cell less its ``margin`` px frame band, so the band stays clear
+    (:func:`rose_gen.render.tile_margin`).
+    """
     rows, cols = index.shape
     cell = tiles[0].shape[0]
     sizes, dxs, dys = jitter_draws(int(params["seed"]), rows * cols, cell, float(params["max_offset"]),
                                    float(params["min_scale"]))
-    background = _background(tiles[0])
+    background = tile_background(tiles[0])
     image = np.empty((rows * cell, cols * cell, 3), dtype=np.uint8)
     image[...] = background
     cache: dict[tuple[int, int], np.ndarray] = {}
@@ -84,8 +86,8 @@ def jittered_grid(tiles: list[np.ndarray], index: np.ndarray, params: Mapping[st
         scaled = cache[key]
         top = (cell - size) // 2 + int(dys[i])
         left = (cell - size) // 2 + int(dxs[i])
-        y0, x0 = max(top, 0), max(left, 0)
-        y1, x1 = min(top + size, cell), min(left + size, cell)
+        y0, x0 = max(top, margin), max(left, margin)
+        y1, x1 = min(top + size, cell - margin), min(left + size, cell - margin)
         image[r * cell + y0:r * cell + y1, c * cell + x0:c * cell + x1] = \
             scaled[y0 - top:y1 - top, x0 - left:x1 - left]
     return image
@@ -115,24 +117,14 @@ def degrade_image(image: np.ndarray, downscale: float, jpeg_quality: int) -> np.
     return np.asarray(out, dtype=np.uint8).copy()
 
 
-def scene_tiles(scene: SceneSpec, source: VisualSource) -> list[np.ndarray]:
-    """The scene's distinct tiles: majority, target and (when the preset drew one) second target."""
-    cell, pair = scene.cell_size, scene.pair
-    tiles = [tile_array(source.render_tile(pair, role, cell), cell, f"{role} tile") for role in ("majority", "target")]
-    second = (scene.extra.get("preset") or {}).get("second")
-    if second:
-        tiles.append(tile_array(source.render_tile(asset_pair_from_json(second["pair"]), "target", cell), cell,
-                                "second target tile"))
-    return tiles
-
-
 def preset_base_image(scene: SceneSpec, source: VisualSource) -> np.ndarray:
     """The base image (no cue) of a scene rendered under its preset record."""
     record = scene.extra.get("preset", {})
     tiles = scene_tiles(scene, source)
     second = record.get("second")
     index = cell_index(scene.rows, scene.cols, scene, second["cells"] if second else [])
-    image = jittered_grid(tiles, index, record["jitter"]) if record.get("jitter") else plain_grid(tiles, index)
+    margin = tile_margin(scene.cell_size)
+    image = jittered_grid(tiles, index, record["jitter"], margin) if record.get("jitter") else plain_grid(tiles, index)
     deg = record.get("degrade")
     if deg:
         image = degrade_image(image, float(deg["downscale"]), int(deg["jpeg_quality"]))

@@ -47,7 +47,8 @@ def drawn_visibility(scene: SceneSpec, source: VisualSource, thresholds: Thresho
     on a plain grid every cell of a role is the same tile, so each distinct exception tile
     is compared with the majority tile (what :func:`scene_visibility` computes there).
     """
-    from rose_gen.degrade import needs_preset_render, preset_base_image, scene_tiles
+    from rose_gen.degrade import needs_preset_render, preset_base_image
+    from rose_gen.render import scene_tiles
 
     record = scene.extra.get("preset") or {}
     if needs_preset_render(scene) and (record.get("jitter") or record.get("degrade")):

@@ -4,15 +4,22 @@ Each distinct tile of a scene (the majority tile and the target tile) is rendere
 by the scene's visual source and pasted with numpy into an image of exactly
 ``cols * cell_size`` by ``rows * cell_size`` pixels: the grid and nothing else.
 
+Every cell keeps a *frame margin* (:func:`tile_margin`: 5 % of the cell, 2-5 px) free of
+content, so a cue frame never covers a tile pixel: when some tile of a scene has content
+in that band (pixel art stretched edge to edge), all of the scene's tiles are drawn at
+``cell_size - 2 * margin`` and centred on the tile's background colour
+(:func:`scene_tiles`). Tiles that already keep the band clear (glyphs, emoji) are used
+as drawn.
+
 The cue image is the base image plus a highlight framing the T4 rectangle. The scene
 spec's ``cue_type`` picks the style from :data:`CUE_OVERLAYS`:
 
 - ``OUTLINE_BOX`` (default): a solid frame whose *outer* edge is exactly the pixel
   boundary of the rectangle and whose thickness is a small fraction of the cell
   (``outline_fraction``, clamped to ``min_outline_px``..``max_outline_px``: 2-3 px on
-  glyph and emoji cells, 5 px on pixel-art cells). It lies in the outer margin of the
-  rectangle's border cells, so pixels outside the rectangle and the middle of every
-  cell are untouched.
+  glyph and emoji cells, 5 px on pixel-art cells), never more than the frame margin. It
+  lies in the frame margin of the rectangle's border cells, so pixels outside the
+  rectangle and every tile pixel are untouched.
 - ``MASK``: the rectangle's pixels are blended toward the cue colour with
   ``mask_alpha``; the content stays visible through the tint.
 
@@ -119,9 +126,19 @@ def cell_box(r1: int, r2: int, c1: int, c2: int, cell_size: int) -> PixelBox:
                     left=(c1 - 1) * cell_size, right=c2 * cell_size)
 
 
+# The frame margin every cell keeps clear: share of the cell, clamped to [min, max] px.
+TILE_MARGIN_FRACTION, TILE_MARGIN_MIN_PX, TILE_MARGIN_MAX_PX = 0.05, 2, 5
+
+
+def tile_margin(cell_size: int) -> int:
+    """Width in pixels of the band along a cell's edges that holds no tile content."""
+    return max(TILE_MARGIN_MIN_PX, min(TILE_MARGIN_MAX_PX, int(round(cell_size * TILE_MARGIN_FRACTION))))
+
+
 def outline_width(cell_size: int, cue: CueSettings) -> int:
-    """Thickness in pixels of the outline cue for this cell size."""
-    return max(int(cue.min_outline_px), min(int(cue.max_outline_px), int(round(cell_size * cue.outline_fraction))))
+    """Thickness in pixels of the outline cue for this cell size (at most :func:`tile_margin`)."""
+    wanted = max(int(cue.min_outline_px), min(int(cue.max_outline_px), int(round(cell_size * cue.outline_fraction))))
+    return min(wanted, tile_margin(cell_size))
 
 
 @CUE_OVERLAYS.register("OUTLINE_BOX")
@@ -188,13 +205,10 @@ def resolve_cue(cue: CueSettings, tiles: Sequence[np.ndarray]) -> CueSettings:
 
 
 def scene_cue_color(scene: SceneSpec, source: VisualSource, cue: CueSettings) -> RGB:
-    """The colour the cue of ``scene`` is drawn in (renders the scene's two tiles when auto)."""
+    """The colour the cue of ``scene`` is drawn in (from its majority and target tiles when auto)."""
     if cue.color is not None:
         return tuple(int(v) for v in cue.color)
-    cell = scene.cell_size
-    tiles = [tile_array(source.render_tile(scene.pair, role, cell), cell, f"{role} tile")
-             for role in ("majority", "target")]
-    return choose_cue_color(tiles, cue.palette)
+    return choose_cue_color(scene_tiles(scene, source)[:2], cue.palette)
 
 
 def tile_array(tile: Image.Image, cell_size: int, what: str) -> np.ndarray:
@@ -206,6 +220,48 @@ def tile_array(tile: Image.Image, cell_size: int, what: str) -> np.ndarray:
     rgba = tile.convert("RGBA")
     white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
     return np.asarray(Image.alpha_composite(white, rgba).convert("RGB"), dtype=np.uint8)
+
+
+def tile_background(tile: np.ndarray) -> np.ndarray:
+    """A tile's background colour: the per-channel median of its border pixels (uint8)."""
+    border = np.concatenate([tile[0], tile[-1], tile[:, 0], tile[:, -1]])
+    return np.median(border, axis=0).astype(np.uint8)
+
+
+def band_is_clear(tile: np.ndarray, margin: int, background: np.ndarray) -> bool:
+    """True when the ``margin`` px band along the tile's edges is all ``background``."""
+    if margin <= 0:
+        return True
+    inner = np.zeros(tile.shape[:2], dtype=bool)
+    inner[margin:-margin, margin:-margin] = True
+    return bool((tile[~inner] == background).all())
+
+
+def scene_tiles(scene: SceneSpec, source: VisualSource) -> list[np.ndarray]:
+    """The scene's distinct tiles as composed into cells: majority, target and, when a preset
+    drew one, the second target; all keep the frame margin clear (see the module docstring)."""
+    from rose_gen.schema import asset_pair_from_json
+
+    cell = scene.cell_size
+    drawn = [(scene.pair, "majority", "majority tile"), (scene.pair, "target", "target tile")]
+    second = (scene.extra.get("preset") or {}).get("second")
+    if second:
+        drawn.append((asset_pair_from_json(second["pair"]), "target", "second target tile"))
+    tiles = [tile_array(source.render_tile(pair, role, cell), cell, what) for pair, role, what in drawn]
+    margin = tile_margin(cell)
+    background = tile_background(tiles[0])
+    if all(band_is_clear(t, margin, background) for t in tiles):
+        return tiles
+    inner = cell - 2 * margin
+    small = [tile_array(source.render_tile(pair, role, inner), inner, what) for pair, role, what in drawn]
+    background = tile_background(small[0])
+    out = []
+    for tile in small:
+        framed = np.empty((cell, cell, 3), dtype=np.uint8)
+        framed[...] = background
+        framed[margin:margin + inner, margin:margin + inner] = tile
+        out.append(framed)
+    return out
 
 
 def compose_grid(majority: np.ndarray, target: np.ndarray, rows: int, cols: int,
@@ -266,9 +322,8 @@ def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSetting
 
     The base image is encoded first; the cue is then drawn on the same array (no copy).
     """
-    pair, cell = scene.pair, scene.cell_size
-    majority = tile_array(source.render_tile(pair, "majority", cell), cell, "majority tile")
-    target = tile_array(source.render_tile(pair, "target", cell), cell, "target tile")
+    cell = scene.cell_size
+    majority, target = scene_tiles(scene, source)[:2]
     image = compose_grid(majority, target, scene.rows, scene.cols, scene.target_cells)
     level = settings.png_compress_level
     base_png = encode_png(image, level)

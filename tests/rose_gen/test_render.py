@@ -247,3 +247,65 @@ def test_draw_cue_refuses_an_unresolved_auto_colour() -> None:
         apply_cue(base, (1, 2, 1, 2), CELL, "OUTLINE_BOX", CueSettings(color=None))
     auto = resolve_cue(CueSettings(color=None), (maj, tgt))
     assert auto.color == RED  # black ink on white: nothing chromatic, first palette colour
+
+
+class BleedSource:
+    """Test-only source: a checkerboard that runs to the tile's edges (like stretched pixel art)."""
+
+    def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
+        yy, xx = np.mgrid[:cell_size, :cell_size]
+        tile = np.where(((yy // 3 + xx // 3) % 2 == 0)[..., None], (40, 90, 30), (200, 60, 60)).astype(np.uint8)
+        tile[:, :2] = (208, 208, 208)  # a background column, so the background is defined
+        if role == "target":
+            tile[cell_size // 2:, cell_size // 2:] = (250, 220, 40)
+        return Image.fromarray(tile)
+
+
+def _bleed_scene(cell: int = 60) -> SceneSpec:
+    pair = AssetPair(source="test-bleed", majority="board", target="board+patch", pair_key="board", row_fields={},
+                     render={})
+    return _scene("OUTLINE_BOX", pair=pair, source="test-bleed", cell_size=cell)
+
+
+@pytest.mark.parametrize("cell", [24, 60, 120])
+def test_edge_to_edge_tiles_are_inset_so_the_frame_covers_no_tile_pixel(cell: int) -> None:
+    from rose_gen.render import band_is_clear, scene_tiles, tile_background, tile_margin
+
+    scene, source = _bleed_scene(cell), BleedSource()
+    margin = tile_margin(cell)
+    tiles = scene_tiles(scene, source)
+    background = tile_background(tiles[0])
+    assert margin == max(2, min(5, round(cell * 0.05)))
+    assert all(band_is_clear(t, margin, background) for t in tiles)
+    inner = np.asarray(source.render_tile(scene.pair, "target", cell - 2 * margin))
+    assert np.array_equal(tiles[1][margin:cell - margin, margin:cell - margin], inner)
+    rendered = render_scene(scene, source, RenderSettings(cue=CueSettings(color=(0, 64, 255))))
+    base = np.asarray(Image.open(io.BytesIO(rendered.base_png)).convert("RGB"))
+    cue = np.asarray(Image.open(io.BytesIO(rendered.cue_png)).convert("RGB"))
+    changed = np.any(base != cue, axis=2)
+    assert np.all(base[changed] == background)  # every frame pixel lies on the margin
+    ys, xs = np.nonzero(changed)
+    box = cell_box(2, 3, 1, 2, cell)
+    assert (ys.min(), ys.max() + 1, xs.min(), xs.max() + 1) == (box.top, box.bottom, box.left, box.right)
+    assert base.shape == (3 * cell, 4 * cell, 3)
+
+
+def test_tiles_that_keep_the_band_clear_are_used_as_drawn() -> None:
+    from rose_gen.render import scene_tiles
+
+    scene = _scene("OUTLINE_BOX", cell_size=48)
+    source = SOURCES.get(scene.source)
+    drawn = [np.asarray(source.render_tile(scene.pair, role, 48)) for role in ("majority", "target")]
+    assert all(np.array_equal(a, b) for a, b in zip(scene_tiles(scene, source), drawn, strict=True))
+
+
+def test_jitter_keeps_the_frame_band_clear() -> None:
+    from rose_gen.degrade import jittered_grid
+    from rose_gen.render import band_is_clear, tile_background
+
+    board = np.asarray(BleedSource().render_tile(_bleed_scene().pair, "majority", 40))
+    index = np.zeros((3, 3), dtype=np.int64)
+    image = jittered_grid([board], index, {"seed": 1, "max_offset": 0.08, "min_scale": 0.85}, margin=2)
+    cells = _cells(image, 40)
+    background = tile_background(board)
+    assert all(band_is_clear(cells[r, c], 2, background) for r in range(3) for c in range(3))
