@@ -129,3 +129,20 @@ def test_bad_input_is_one_line(tmp_path, capsys) -> None:
 def test_quantiles() -> None:
     assert quantiles([]) is None
     assert quantiles([1, 2, 3, 4, 5]) == {"min": 1.0, "p10": 1.4, "median": 3.0, "p90": 4.6, "max": 5.0}
+
+
+def test_shortcut_figures_are_reported_and_strict_applies_the_standard_limits(tmp_path, capsys) -> None:
+    # Latin look-alikes standing in for EmojiStyle: "rn" and "m" differ in size, which the
+    # EmojiStyle limit forbids (art-box areas within 5 % for 98 % of exceptions).
+    overrides = [f"output_dir={tmp_path / 'rel'}", "progress=false", *latin_overrides(scenes=4, small=False),
+                 "subsets=[emoji_style]"]
+    root = generate_release(load_config(overrides)).path
+    record = audit_release(root)
+    figures = record["subsets"]["ROSE-EmojiStyle"]["shortcuts"]
+    assert figures["scenes"] == 4 and figures["exceptions"] == record["subsets"]["ROSE-EmojiStyle"]["exceptions"]
+    assert figures["art_area_within_5pct"] < 0.98
+    assert record["subsets"]["ROSE-EmojiStyle"]["position"]["exceptions"] == figures["exceptions"]
+    assert record["ok"] and any("art_area_within_5pct" in b for b in record["standard_limits_broken"])
+    assert main([str(root)]) == 0
+    assert main([str(root), "--strict"]) == 1
+    assert "standard limit exceeded: ROSE-EmojiStyle art_area_within_5pct >= 0.98" in capsys.readouterr().out
