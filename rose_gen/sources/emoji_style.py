@@ -2,15 +2,31 @@
 
 Vendors are Twemoji, OpenMoji and Noto Color Emoji (``rose_gen.emoji_assets``); A and B
 always differ in artwork (Twemoji SVG against Twemoji PNG never counts). The pool holds
-one entry per identity of ``assets_manifest/emoji_style_identities.json`` whose three
-vendor pairings were all verified (both tiles inked, visibly different at 42 px);
-``orient`` draws one of the ordered vendor pairs, so every scene uses a distinct identity
-and all ordered vendor pairs occur.
+one entry per identity of ``assets_manifest/emoji_style_identities.json`` whose vendor
+pairings in use were all verified (both tiles inked, visibly different at 42 px);
+``orient`` draws one of the allowed ordered vendor pairs, so every scene uses a distinct
+identity.
+
+By default the composition is v0.1's: in every v0.1 EmojiStyle scene the majority is
+Twemoji SVG (``twemoji_svg``) and the exception another provider's PNG (``pngfile``, a
+set v0.1 neither published nor identified). Noto Color Emoji stands in for it, as in
+``rose-replay`` (``assets_manifest/replay_v0_1.json``): it is a second, independent
+artwork opposite Twemoji (Twemoji's own PNGs are the same drawing), and, like v0.1's
+``pngfile``, a raster rendition. OpenMoji (outlined line art) is the more distant style
+and stays available through the options.
+
+The two tiles of a scene are scaled so their ink boxes have the same area whatever the
+vendors (:mod:`rose_gen.emoji_fit`; the share is :func:`rose_gen.emoji_assets.pair_fit`
+of the pair's two vendors, recorded in the render spec), so size never tells the
+exception.
 
 Options (``pool(options)``):
 
-- ``vendors``: vendors to pair (default ``["twemoji", "openmoji", "noto"]``, at least two
-  distinct artworks);
+- ``vendor_pairs``: the ordered ``[majority, target]`` vendor pairs scenes draw from
+  (default ``[["twemoji", "noto"]]``, v0.1's composition), or ``"all"``: every ordered
+  pair of distinct artworks among ``vendors`` (the six-way vendor mix);
+- ``vendors``: vendors ``"all"`` pairs (default ``["twemoji", "openmoji", "noto"]``, at
+  least two distinct artworks);
 - ``skin_tones``: keep identities with a skin-tone modifier (default ``False``: the five
   tones of one person would crowd the pool);
 - ``exclude_groups``: Unicode groups left out (default ``["Component"]``);
@@ -40,6 +56,7 @@ from rose_gen.emoji_assets import (
     distinct_artwork_pairs,
     identity_records,
     judge,
+    pair_fit,
     require_vendors,
 )
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
@@ -47,8 +64,10 @@ from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
 INFO = SourceInfo(name="emoji_style", subset="ROSE-EmojiStyle", id_prefix=SUBSET_ID_PREFIX["ROSE-EmojiStyle"], primitive_type="EMOJI_STYLE",
                   item_seed_base=202600000000, layout_family="glyph_emoji", image_split="pilot")
 
-DEFAULT_OPTIONS: dict[str, Any] = {"vendors": list(STYLE_VENDORS), "skin_tones": False,
-                                   "exclude_groups": ["Component"], "groups": None, "visibility": {}}
+V0_1_VENDOR_PAIRS: tuple[tuple[str, str], ...] = (("twemoji", "noto"),)  # twemoji_svg -> pngfile stand-in
+DEFAULT_OPTIONS: dict[str, Any] = {"vendor_pairs": [list(p) for p in V0_1_VENDOR_PAIRS], "vendors": list(STYLE_VENDORS),
+                                   "skin_tones": False, "exclude_groups": ["Component"], "groups": None,
+                                   "visibility": {}}
 
 
 def style_fields(record: Mapping[str, Any], majority: str, target: str) -> dict[str, Any]:
@@ -76,18 +95,37 @@ def _options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     for name in opts["vendors"]:
         if name not in EMOJI_VENDORS:
             raise AssetError(f"emoji_style: unknown vendor {name!r}; known: {', '.join(EMOJI_VENDORS.names())}")
-    if not distinct_artwork_pairs(opts["vendors"]):
-        raise AssetError(f"emoji_style: vendors {opts['vendors']} share one artwork; name two distinct ones")
-    return opts
+    if opts["vendor_pairs"] == "all":
+        pairs = distinct_artwork_pairs(opts["vendors"])
+        if not pairs:
+            raise AssetError(f"emoji_style: vendors {opts['vendors']} share one artwork; name two distinct ones")
+    else:
+        pairs = [_vendor_pair(p) for p in opts["vendor_pairs"] or ()]
+        if not pairs:
+            raise AssetError('emoji_style: vendor_pairs is empty; give [[majority, target], ...] or "all"')
+    return {**opts, "ordered": pairs}
+
+
+def _vendor_pair(pair: Any) -> tuple[str, str]:
+    """One ``[majority, target]`` entry of ``vendor_pairs``, checked (one-line AssetError)."""
+    if isinstance(pair, str) or len(pair) != 2:
+        raise AssetError(f"emoji_style: vendor_pairs entry {pair!r} is not [majority, target]")
+    a, b = (str(v) for v in pair)
+    for name in (a, b):
+        if name not in EMOJI_VENDORS:
+            raise AssetError(f"emoji_style: unknown vendor {name!r} in vendor_pairs; known: "
+                             f"{', '.join(EMOJI_VENDORS.names())}")
+    if not distinct_artwork_pairs([a, b]):
+        raise AssetError(f"emoji_style: vendor_pairs entry [{a}, {b}] draws one artwork twice; pair two artworks")
+    return a, b
 
 
 def style_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
     """Verified identities (stable key order), one AssetPair each; see the module docstring."""
     opts = _options(options)
     rule = VisibilityRule.from_options(opts["visibility"])
-    vendors = sorted(set(opts["vendors"]))
-    require_vendors(opts["vendors"])
-    ordered = distinct_artwork_pairs(vendors)
+    ordered = opts["ordered"]
+    require_vendors(sorted({v for p in ordered for v in p}))
     unordered = sorted({tuple(sorted(p)) for p in ordered})
     excluded = set(opts["exclude_groups"] or ())
     wanted = set(opts["groups"]) if opts["groups"] else None
@@ -96,6 +134,8 @@ def style_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
         if rec["group"] in excluded or (wanted is not None and rec["group"] not in wanted):
             continue
         if rec["skin_tone"] and not opts["skin_tones"]:
+            continue
+        if rec.get("art_fit") is None:  # some vendor draws no ink: nothing to fit
             continue
         ver = rec["verification"]
         if ver["cell_size"] != rule.cell_size:
@@ -109,7 +149,8 @@ def style_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
         pool.append(AssetPair(
             source=INFO.name, majority=f"{a}:{key}", target=f"{b}:{key}", pair_key=key,
             row_fields=style_fields(rec, a, b),
-            render={"majority": asset_spec(rec, a), "target": asset_spec(rec, b),
+            render={"majority": asset_spec(rec, a, fit=pair_fit(rec, (a, b))),
+                    "target": asset_spec(rec, b, fit=pair_fit(rec, (a, b))),
                     "vendor_pairs": [list(p) for p in ordered]},
         ))
     return pool
@@ -125,6 +166,10 @@ class EmojiStyleSource(EmojiPairSource):
         """Verified identities in key order (one scene per identity)."""
         return style_pool(options)
 
+    def vendors_used(self, options: Mapping[str, Any]) -> list[str]:
+        """The vendors of the allowed ordered pairs."""
+        return sorted({v for p in _options(options)["ordered"] for v in p})
+
     def orient(self, pair: AssetPair, rng: np.random.Generator) -> AssetPair:
         """Draw the ordered (majority, target) vendor pair uniformly from the allowed ones."""
         choices = pair.render["vendor_pairs"]
@@ -133,7 +178,8 @@ class EmojiStyleSource(EmojiPairSource):
         return AssetPair(source=pair.source, majority=f"{majority}:{pair.pair_key}",
                          target=f"{target}:{pair.pair_key}", pair_key=pair.pair_key,
                          row_fields=style_fields(rec, majority, target),
-                         render={"majority": asset_spec(rec, majority), "target": asset_spec(rec, target),
+                         render={"majority": asset_spec(rec, majority, fit=pair_fit(rec, (majority, target))),
+                                 "target": asset_spec(rec, target, fit=pair_fit(rec, (majority, target))),
                                  "vendor_pairs": [list(p) for p in choices]},
                          similarity=pair.similarity)
 

@@ -37,9 +37,14 @@ def test_pool_is_large_stable_unique_and_in_band(pool):
         assert low <= p.similarity <= high
         assert records[a]["subgroup"] == records[b]["subgroup"]
         assert p.render["majority"]["vendor"] == p.render["target"]["vendor"] == p.render["vendor"]
-    counts = Counter(p.render["vendor"] for p in pool)
+    assert {p.render["vendor"] for p in pool} == {"twemoji"}  # v0.1: every pair in Twemoji SVG
+
+
+def test_vendor_mix_balances_the_three_vendors():
+    mixed = content_pool({"vendors": ["twemoji", "openmoji", "noto"]})
+    counts = Counter(p.render["vendor"] for p in mixed)
     assert set(counts) == {"twemoji", "openmoji", "noto"}
-    assert max(counts.values()) - min(counts.values()) <= 0.1 * len(pool)
+    assert max(counts.values()) - min(counts.values()) <= 0.1 * len(mixed)
 
 
 def test_band_is_configurable_and_checked(pool):
@@ -87,6 +92,7 @@ def test_row_fields_match_v01_names_and_order(pool, v01_subset_fields):
     assert list(fields) == v01
 
 
-def test_licences_cover_three_vendors():
+def test_licences_cover_the_vendors_the_options_draw():
     assert len(SOURCE.licences()) == 3
+    assert [r["family"].split(" (")[0] for r in SOURCE.attribution({})] == ["Twemoji"]
     assert "assets_manifest/emoji_content_pairs.json" in SOURCE.asset_versions()

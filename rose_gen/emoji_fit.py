@@ -1,0 +1,102 @@
+"""Emoji art scaled to one ink-box area: the vendor drawing an identity never shows in its size.
+
+Vendors draw the same emoji at different sizes on their canvases (OpenMoji leaves a wide
+built-in margin, Noto fills its box), so tiles drawn canvas-to-cell differ in size and a
+model can find an EmojiStyle exception by size alone. Here every vendor's drawing of an
+identity is scaled so that its *ink box* (the bounding box of the pixels
+:func:`rose_gen.shortcuts.ink_mask` calls ink on white, the box ``rose-audit`` measures)
+covers the same share of the tile's art square:
+
+- :func:`ink_box_fractions` measures each vendor's ink box on a :data:`FIT_PROBE` px
+  render (recorded per identity in ``assets_manifest/emoji_style_identities.json``);
+- :func:`fit_share` is the largest area share every vendor can reach without its longer
+  side leaving the art square: the smallest short/long side ratio over the vendors (equal
+  *longest* sides would not give equal areas when aspect ratios differ);
+- :func:`fitted_tile` crops the probe render to its ink box and resizes it (premultiplied
+  alpha, Lanczos) so the box has that area, trying a few scales 1 % apart and keeping the
+  one whose box, measured in the finished tile, is nearest the target area (whole pixels
+  make a box's measured area move in steps). The art keeps its aspect ratio and is centred
+  in the art square.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from PIL import Image
+
+from rose_gen.shortcuts import art_box_area, ink_mask
+
+FIT_PROBE = 256  # side (px) of the render an ink box is measured on and fitted tiles are cut from
+FIT_VERSION = "ink_box_area_v1"  # recorded in the manifest; a change makes it stale
+SCALE_STEP = 0.01
+SCALE_TRIES = (0, -1, 1, -2, 2, -3, 3, -4, 4)  # candidate scales (in SCALE_STEP), nearest first
+WHITE = np.array([255.0, 255.0, 255.0])
+
+
+def on_white(rgba: Image.Image) -> np.ndarray:
+    """RGB uint8 array of an RGBA image composited on white."""
+    white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+    return np.asarray(Image.alpha_composite(white, rgba.convert("RGBA")).convert("RGB"))
+
+
+def ink_bounds(rgb: np.ndarray) -> tuple[int, int, int, int] | None:
+    """(top, bottom, left, right), half-open, of the ink on white; None when there is none."""
+    mask = ink_mask(rgb, WHITE)
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if rows.size == 0:
+        return None
+    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+
+
+def ink_box_fractions(probe: Image.Image) -> list[float] | None:
+    """The ink box of a square probe render as [top, bottom, left, right] fractions of its side."""
+    box = ink_bounds(on_white(probe))
+    side = probe.size[0]
+    return None if box is None else [round(v / side, 6) for v in box]
+
+
+def fit_share(boxes: Iterable[Sequence[float]]) -> float:
+    """The ink-box area share (of the art square) every box can be scaled to: min short/long side."""
+    ratios = []
+    for top, bottom, left, right in boxes:
+        h, w = bottom - top, right - left
+        if h <= 0 or w <= 0:
+            raise ValueError(f"empty ink box {[top, bottom, left, right]}")
+        ratios.append(min(h, w) / max(h, w))
+    if not ratios:
+        raise ValueError("no ink boxes to fit")
+    return round(min(ratios), 6)
+
+
+def _resized(crop: Image.Image, width: int, height: int) -> Image.Image:
+    return crop.convert("RGBa").resize((width, height), Image.Resampling.LANCZOS).convert("RGBA")
+
+
+def fitted_tile(probe: Image.Image, size: int, pad: int, share: float) -> np.ndarray:
+    """A ``size`` square RGB tile (on white) of ``probe``'s art, its ink box covering ``share``
+    of the art square (``size - 2 * pad`` a side) as nearly as whole pixels allow."""
+    side = size - 2 * pad
+    box = ink_bounds(on_white(probe))
+    if box is None:
+        raise ValueError("the probe render has no ink")
+    top, bottom, left, right = box
+    crop = probe.crop((left, top, right, bottom))
+    target = share * side * side
+    exact = (target / (crop.width * crop.height)) ** 0.5
+    best: tuple[float, np.ndarray] | None = None
+    for step in SCALE_TRIES:
+        scale = exact * (1.0 + step * SCALE_STEP)
+        width, height = round(crop.width * scale), round(crop.height * scale)
+        if max(width, height) > side or min(width, height) < 1:
+            continue
+        cell = Image.new("RGBA", (size, size), (0, 0, 0, 0))
+        cell.paste(_resized(crop, width, height), (pad + (side - width) // 2, pad + (side - height) // 2))
+        tile = on_white(cell)
+        miss = abs(art_box_area(ink_mask(tile, WHITE)) - target)
+        if best is None or miss < best[0]:
+            best = (miss, tile)
+    if best is None:
+        raise ValueError(f"no scale fits the art into {side} px")
+    return best[1]
