@@ -45,7 +45,7 @@ from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.vocab import SPLITS, ordered_subsets
 from rose_gen import shortcuts as sc
 from rose_gen.presets import ROW_FIELD
-from rose_gen.visibility import aligned, cut_cells, scene_visibility, tile_difference
+from rose_gen.visibility import aligned, cut_cells, scene_visibility
 
 AUDIT_FILE = "audit.json"
 
@@ -113,7 +113,7 @@ def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
         audit.majority_identical = bool((majority_cells == majority_cells[:1]).all())
         differing = ~(cells == majority_cells[:1]).all(axis=(2, 3, 4))
         audit.exceptions_match = bool((differing == mask).all())
-    audit.majority_spread = [round(tile_difference(seen.reference, m).changed_fraction, 6) for m in seen.sample]
+    audit.majority_spread = [round(d.changed_fraction, 6) for d in seen.spread]
     background = sc.background_colour(seen.reference)
     majority_area = float(np.median([sc.art_box_area(sc.ink_mask(m, background)) for m in seen.sample]))
     majority_parts = sc.sizeable_parts(sc.ink_mask(seen.reference, background))

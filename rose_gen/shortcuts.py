@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage, stats
 from scipy.spatial import cKDTree
-from skimage.color import rgb2lab
+
+from rose_gen.visibility import lab, packed, unpacked
 
 INK_LEVEL = 24  # 0-255: a pixel is ink when some channel differs from the background by more
 POP_OUT_DE = 12.0  # ΔE76 of a block's mean colour that is visible at a glance
@@ -40,12 +41,6 @@ SILHOUETTE_IOU = 0.95  # ink masks at least this similar share one silhouette
 PART_SHARE = 0.10  # a separated part is sizeable from this share of the tile's ink
 BLOCKS = 3  # pop-out blocks per side
 ZONES = 3  # position zones per side of the grid
-
-
-def lab(pixels: np.ndarray) -> np.ndarray:
-    """CIELAB (D65) of uint8 sRGB pixels of any leading shape (``(..., 3)``)."""
-    arr = np.asarray(pixels, dtype=np.uint8)
-    return rgb2lab(arr.reshape(1, -1, 3)).reshape(arr.shape[:-1] + (3,))
 
 
 def background_colour(cell: np.ndarray) -> np.ndarray:
@@ -99,9 +94,9 @@ def off_palette_share(majority: np.ndarray, exception: np.ndarray, changed: np.n
     """
     if not changed.any():
         return 0.0
-    palette = np.unique(majority.reshape(-1, 3), axis=0)
-    shown, inverse = np.unique(exception[changed].reshape(-1, 3), axis=0, return_inverse=True)
-    dist, _ = cKDTree(lab(palette)).query(lab(shown), k=1)
+    palette = unpacked(np.unique(packed(majority).ravel()))
+    shown, inverse = np.unique(packed(exception[changed]).ravel(), return_inverse=True)
+    dist, _ = cKDTree(lab(palette)).query(lab(unpacked(shown)), k=1)
     far = dist > PALETTE_DE
     return float(far[inverse.ravel()].mean())
 
@@ -168,7 +163,8 @@ def exception_shortcuts(majority: np.ndarray, exception: np.ndarray, majority_ar
     background colour.
     """
     ink_ex, ink_maj = ink_mask(exception, background), ink_mask(majority, background)
-    changed = delta_e(majority, exception) > CHANGE_DE
+    lab_maj, lab_ex = lab(majority), lab(exception)  # once: ΔE and L* both come from them
+    changed = np.sqrt(((lab_maj - lab_ex) ** 2).sum(axis=-1)) > CHANGE_DE
     area = art_box_area(ink_ex)
     return ExceptionShortcuts(
         art_area_ratio=area / majority_area if majority_area > 0 else None,
@@ -176,7 +172,7 @@ def exception_shortcuts(majority: np.ndarray, exception: np.ndarray, majority_ar
         changed_share=float(changed.mean()),
         off_palette_share=off_palette_share(majority, exception, changed),
         silhouette_iou=silhouette_iou(ink_ex, ink_maj),
-        lightness_shift=mean_lightness(exception) - mean_lightness(majority),
+        lightness_shift=float(lab_ex[..., 0].mean() - lab_maj[..., 0].mean()),
         parts=sizeable_parts(ink_ex),
     )
 

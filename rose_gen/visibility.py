@@ -83,6 +83,28 @@ def _rgb_on_white(tile: Image.Image | np.ndarray) -> np.ndarray:
     return rgb
 
 
+def packed(pixels: np.ndarray) -> np.ndarray:
+    """uint8 RGB pixels ``(..., 3)`` as one uint32 per pixel (for fast unique colours)."""
+    arr = np.asarray(pixels, dtype=np.uint8).astype(np.uint32)
+    return (arr[..., 0] << 16) | (arr[..., 1] << 8) | arr[..., 2]
+
+
+def unpacked(codes: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`packed`: ``(n,)`` uint32 codes -> ``(n, 3)`` uint8 RGB."""
+    return np.stack([(codes >> 16) & 255, (codes >> 8) & 255, codes & 255], axis=-1).astype(np.uint8)
+
+
+def lab(pixels: np.ndarray) -> np.ndarray:
+    """CIELAB (D65) of uint8 sRGB pixels of any leading shape (``(..., 3)``).
+
+    Converted once per distinct colour (tiles hold few), the same values as converting every pixel.
+    """
+    arr = np.asarray(pixels, dtype=np.uint8)
+    colours, index = np.unique(packed(arr).ravel(), return_inverse=True)
+    table = rgb2lab(unpacked(colours)[None])[0]
+    return table[index.ravel()].reshape(arr.shape[:-1] + (3,))
+
+
 def luminance(tile: Image.Image | np.ndarray) -> np.ndarray:
     """Float luminance in [0, 1] of an RGB(A) image or array (alpha composited on white)."""
     return (_rgb_on_white(tile) @ _LUMA) / 255.0
@@ -90,7 +112,10 @@ def luminance(tile: Image.Image | np.ndarray) -> np.ndarray:
 
 def chroma(tile: Image.Image | np.ndarray) -> np.ndarray:
     """CIELAB (a*, b*) of an RGB(A) image or array, ``(h, w, 2)`` (alpha composited on white)."""
-    return rgb2lab(np.clip(_rgb_on_white(tile) / 255.0, 0.0, 1.0))[..., 1:]
+    rgb = _rgb_on_white(tile)
+    if np.array_equal(rgb, np.rint(rgb)):  # whole sRGB values: convert each distinct colour once
+        return lab(np.clip(rgb, 0, 255).astype(np.uint8))[..., 1:]
+    return rgb2lab(np.clip(rgb / 255.0, 0.0, 1.0))[..., 1:]
 
 
 @dataclass(frozen=True)
@@ -105,7 +130,7 @@ def look(tile: Image.Image | np.ndarray, sigma: float = 1.0) -> CellLook:
     """The blurred luminance and chroma of a tile (computed once, compared many times)."""
     rgb = _rgb_on_white(tile)
     lum = gaussian_filter((rgb @ _LUMA) / 255.0, sigma)
-    ab = gaussian_filter(rgb2lab(np.clip(rgb / 255.0, 0.0, 1.0))[..., 1:], (sigma, sigma, 0))
+    ab = gaussian_filter(chroma(rgb), (sigma, sigma, 0))
     return CellLook(luminance=lum, chroma=ab)
 
 
@@ -213,6 +238,7 @@ class SceneVisibility:
     reference: np.ndarray  # per-pixel median of the majority cells
     sample: np.ndarray  # (n, cell, cell, 3) evenly spread majority cells
     cells: tuple[CellVisibility, ...]
+    spread: tuple[TileDifference, ...] = ()  # each sampled majority cell against the median: the noise floor
 
     @property
     def visible(self) -> bool:
@@ -265,4 +291,5 @@ def scene_visibility(image: np.ndarray, rows: int, cols: int, cell: int, target_
         near = int(np.argmin([d.changed_fraction + d.chroma_changed_fraction for d in diffs]))
         visible = is_visible(median_diff, thresholds) and all(is_visible(d, thresholds) for d in diffs)
         out.append(CellVisibility((int(r), int(c)), median_diff, diffs[near], near, shifts[near], visible))
-    return SceneVisibility(reference=reference, sample=sample, cells=tuple(out))
+    spread = tuple(compare(ref_look, m) for m in sample_looks)
+    return SceneVisibility(reference=reference, sample=sample, cells=tuple(out), spread=spread)
