@@ -85,18 +85,20 @@ def fitted_tile(probe: Image.Image, size: int, pad: int, share: float) -> np.nda
     crop = probe.crop((left, top, right, bottom))
     target = share * side * side
     exact = (target / (crop.width * crop.height)) ** 0.5
-    best: tuple[float, np.ndarray] | None = None
+    best: tuple[float, Image.Image] | None = None
     for step in SCALE_TRIES:
         scale = exact * (1.0 + step * SCALE_STEP)
         width, height = round(crop.width * scale), round(crop.height * scale)
         if max(width, height) > side or min(width, height) < 1:
             continue
-        cell = Image.new("RGBA", (size, size), (0, 0, 0, 0))
-        cell.paste(_resized(crop, width, height), (pad + (side - width) // 2, pad + (side - height) // 2))
-        tile = on_white(cell)
-        miss = abs(art_box_area(ink_mask(tile, WHITE)) - target)
+        art = _resized(crop, width, height)
+        # The art's ink box in the tile is its ink box on white: the rest of the cell is empty.
+        miss = abs(art_box_area(ink_mask(on_white(art), WHITE)) - target)
         if best is None or miss < best[0]:
-            best = (miss, tile)
+            best = (miss, art)
     if best is None:
         raise ValueError(f"no scale fits the art into {side} px")
-    return best[1]
+    art = best[1]
+    cell = Image.new("RGBA", (size, size), (0, 0, 0, 0))
+    cell.paste(art, (pad + (side - art.width) // 2, pad + (side - art.height) // 2))
+    return on_white(cell)

@@ -28,8 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import ndimage, stats
-from scipy.spatial import cKDTree
+from scipy import ndimage
 
 from rose_gen.visibility import lab, packed, unpacked
 
@@ -94,6 +93,8 @@ def off_palette_share(majority: np.ndarray, exception: np.ndarray, changed: np.n
     """
     if not changed.any():
         return 0.0
+    from scipy.spatial import cKDTree  # imported here: the generator's workers never need it
+
     palette = unpacked(np.unique(packed(majority).ravel()))
     shown, inverse = np.unique(packed(exception[changed]).ravel(), return_inverse=True)
     dist, _ = cKDTree(lab(palette)).query(lab(unpacked(shown)), k=1)
@@ -212,6 +213,8 @@ def position_bias(grids: Iterable[tuple[int, int, Sequence[Sequence[int]]]]) -> 
             border += int(r) in (1, rows) or int(c) in (1, cols)
     if total == 0:
         return {"exceptions": 0}
+    from scipy import stats  # imported here: the generator's workers never need it
+
     keep = expected > 0
     chi2 = float((((observed - expected) ** 2)[keep] / expected[keep]).sum())
     p_value = float(stats.chi2.sf(chi2, int(keep.sum()) - 1))
