@@ -44,8 +44,9 @@ from PIL import Image
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.vocab import SPLITS, ordered_subsets
 from rose_gen import shortcuts as sc
+from rose_gen.degrade import placements_of
 from rose_gen.presets import ROW_FIELD
-from rose_gen.visibility import aligned, cut_cells, scene_visibility
+from rose_gen.visibility import aligned, scene_visibility
 
 AUDIT_FILE = "audit.json"
 
@@ -96,13 +97,16 @@ class SceneAudit:
 def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
     """Measure every exception cell of one scene against its majority.
 
-    Visibility: :func:`rose_gen.visibility.scene_visibility` (the generator's own check).
-    Shortcuts (:mod:`rose_gen.shortcuts`): against the nearest aligned sampled majority
-    cell; art-box areas on whole cells.
+    Visibility: :func:`rose_gen.visibility.scene_visibility` (the generator's own check),
+    with the row's recorded jitter undone. Shortcuts (:mod:`rose_gen.shortcuts`): on those
+    same cells, against the nearest sampled majority cell.
     """
     rows, cols, cell = int(row["rows"]), int(row["cols"]), int(row["cell_size"])
-    seen = scene_visibility(image, rows, cols, cell, row["target_cells"], jitter_offset_px(row))
-    cells = cut_cells(image, rows, cols, cell)
+    record = row.get(ROW_FIELD)
+    jitter = record.get("jitter") if isinstance(record, Mapping) else None
+    seen = scene_visibility(image, rows, cols, cell, row["target_cells"],
+                            placements=placements_of(rows, cols, cell, jitter))
+    cells = seen.cells_seen  # under jitter: every cell mapped back onto the whole cell
     mask = np.zeros((rows, cols), dtype=bool)
     for r, c in row["target_cells"]:
         mask[int(r) - 1, int(c) - 1] = True
@@ -134,15 +138,6 @@ def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
         scene_id=row["scene_id"], direction=direction(row), cells=tuple(shortcuts), first_identity=first,
         composite=majority_parts >= 2 or any(s.parts >= 2 for s in shortcuts))
     return audit
-
-
-def jitter_offset_px(row: Mapping[str, Any]) -> int:
-    """Largest content offset (px) of one cell that the row's preset record allows (0 without jitter)."""
-    record = row.get(ROW_FIELD)
-    jitter = record.get("jitter") if isinstance(record, Mapping) else None
-    if not jitter or not jitter.get("max_offset"):
-        return 0
-    return int(round(float(jitter["max_offset"]) * int(row["cell_size"])))
 
 
 def second_cells(row: Mapping[str, Any]) -> list[Sequence[int]]:

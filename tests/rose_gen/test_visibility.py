@@ -108,3 +108,54 @@ def test_under_jitter_an_exception_is_judged_after_alignment() -> None:
     seen = scene_visibility(image, 4, 5, 40, [(2, 2), (3, 4)], max_offset=3)
     assert [c.visible for c in seen.cells] == [True, False]
     assert unaligned.cells[1].against_nearest.changed_fraction > seen.cells[1].against_nearest.changed_fraction
+
+
+def _jitter_scene(seed: int = 5):
+    from rose_gen.degrade import cell_placements
+
+    yy, xx = np.mgrid[:48, :48]
+    majority = np.full((48, 48, 3), 255, dtype=np.uint8)
+    majority[(yy - 24) ** 2 + (xx - 24) ** 2 < 180] = (60, 120, 200)
+    majority[18:30, 20:23] = (20, 20, 20)
+    edited = majority.copy()
+    edited[30:38, 14:34] = (20, 20, 20)  # a visible bar
+    index = np.zeros((5, 6), dtype=np.int64)
+    index[1, 2], index[3, 4] = 1, 2  # (2, 3): the edit; (4, 5): the majority again
+    params = {"seed": seed, "max_offset": 0.08, "min_scale": 0.85}
+    image = jittered_grid([majority, edited, majority.copy()], index, params, margin=2)
+    return image, cell_placements(5, 6, 48, params)
+
+
+def test_recorded_jitter_is_undone_so_a_scaled_copy_is_not_an_exception() -> None:
+    image, placements = _jitter_scene()
+    seen = scene_visibility(image, 5, 6, 48, [(2, 3), (4, 5)], placements=placements)
+    assert [c.visible for c in seen.cells] == [True, False]
+    # Undone, the copy matches the majority's median; only shifted, it differs from that blur.
+    shifted_only = scene_visibility(image, 5, 6, 48, [(2, 3), (4, 5)], max_offset=4)
+    assert seen.cells[1].against_median.changed_fraction < 0.01
+    assert shifted_only.cells[1].against_median.changed_fraction > 0.05
+
+
+def test_unplaced_maps_a_jittered_cell_back_onto_the_cell() -> None:
+    from rose_gen.visibility import unplaced
+
+    image, placements = _jitter_scene()
+    first = image[:48, :48]
+    back = unplaced(first, placements[0])
+    assert back.shape == first.shape
+    assert unplaced(first, (48, 0, 0)) is first
+    assert placements[0] != (48, 0, 0)
+
+
+def test_noise_floor_raises_the_thresholds_to_the_scenes_own_noise() -> None:
+    from rose_gen.visibility import noise_floor
+
+    tile = _tile()
+    same = [look(tile), look(tile.copy())]
+    assert noise_floor(same) == DEFAULT_THRESHOLDS
+    noisy = [look(_tile(box=(10, 30, 12 + k, 20 + k))) for k in range(3)]
+    raised = noise_floor(noisy)
+    assert raised.min_changed_fraction > DEFAULT_THRESHOLDS.min_changed_fraction
+    assert raised.max_ssim < DEFAULT_THRESHOLDS.max_ssim
+    # A shift as large as the siblings' own differences no longer counts as visible.
+    assert not is_visible(compare(noisy[0], noisy[1]), raised)
