@@ -15,9 +15,8 @@ Three clearly separated sprite sources, all reduced to RGBA ``uint8`` arrays:
 - ``user``: a folder of PNGs plus a list file, checked the same way (readable, not
   near-empty, optional ``SHA256SUMS`` checksums).
 
-Local edits (PixelEdit) are one contiguous patch, grown from an anchor pixel, that is
-recoloured, added or removed; :func:`plan_edit` only accepts an edit that clears the
-perceptual visibility threshold (:mod:`rose_gen.visibility`) at the smallest cell size.
+Local edits (PixelEdit) live in :mod:`rose_gen.pixel_edits`; the pool screen (one whole
+object per sprite) in :mod:`rose_gen.pixel_pool`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import heapq
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,6 +34,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
+from rose_gen import pixel_pool
 from rose_gen.rng import seed_sequence
 from rose_gen.sources.base import AssetError, AssetPair
 from rose_gen.visibility import TileDifference, is_visible, tile_difference
@@ -348,51 +347,14 @@ def edit_difference(a: np.ndarray, b: np.ndarray, cell_size: int = MIN_CELL_SIZE
     return tile_difference(render_sprite(a, cell_size), render_sprite(b, cell_size))
 
 
-# ---------------------------------------------------------------------------- edits
+# ---------------------------------------------------------------------------- edit support
 
-EDIT_KINDS: tuple[str, ...] = ("recolour", "add", "remove")
-
-# Fixed, clearly distinct edit colours (RGB); the planner picks one by luminance contrast.
-EDIT_COLOURS: tuple[tuple[int, int, int], ...] = (
-    (230, 30, 40), (250, 210, 30), (40, 200, 60), (30, 90, 230), (240, 120, 20),
-    (160, 40, 200), (20, 200, 210), (250, 250, 250), (20, 20, 20), (240, 90, 190),
-)
-
-
-@dataclass(frozen=True)
-class EditSpec:
-    """One local edit: ``size`` pixels grown from ``anchor`` (y, x), then changed by ``kind``."""
-
-    kind: str
-    anchor: tuple[int, int]
-    size: int
-    colour: tuple[int, int, int]  # new colour (recolour/add); unused for remove
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "anchor": list(self.anchor), "size": self.size, "colour": list(self.colour)}
-
-    @staticmethod
-    def from_json(d: Mapping[str, Any]) -> EditSpec:
-        return EditSpec(str(d["kind"]), (int(d["anchor"][0]), int(d["anchor"][1])), int(d["size"]),
-                        (int(d["colour"][0]), int(d["colour"][1]), int(d["colour"][2])))
-
-
-EDIT_MARGIN = 1.5  # edits must clear the visibility thresholds with this safety factor
+EDIT_MARGIN = 1.5  # edits and pairs must clear the visibility thresholds with this safety factor
 
 
 def clears_visibility(diff: TileDifference, margin: float = 1.0) -> bool:
     """:func:`is_visible` with both default thresholds made ``margin`` times stricter."""
     return is_visible(diff, min_changed_fraction=0.005 * margin, max_ssim=1.0 - 0.005 * margin)
-
-
-def _eligible(rgba: np.ndarray, kind: str) -> np.ndarray:
-    solid = solid_mask(rgba)
-    if kind == "add":
-        free = rgba[..., 3] == 0
-        free[[0, -1], :] = False
-        free[:, [0, -1]] = False
-        return free
-    return solid
 
 
 def grow_patch(eligible: np.ndarray, anchor: tuple[int, int], size: int) -> np.ndarray:
@@ -418,88 +380,6 @@ def grow_patch(eligible: np.ndarray, anchor: tuple[int, int], size: int) -> np.n
                 queued.add((ny, nx))
                 heapq.heappush(heap, ((ny - ay) ** 2 + (nx - ax) ** 2, ny, nx))
     return patch
-
-
-def edit_patch(rgba: np.ndarray, edit: EditSpec) -> np.ndarray:
-    """The boolean mask of pixels an edit changes."""
-    return grow_patch(_eligible(rgba, edit.kind), edit.anchor, edit.size)
-
-
-def apply_edit(rgba: np.ndarray, edit: EditSpec) -> np.ndarray:
-    """The edited copy of a sprite (the input is not modified)."""
-    if edit.kind not in EDIT_KINDS:
-        raise ValueError(f"unknown edit kind {edit.kind!r}; known: {', '.join(EDIT_KINDS)}")
-    patch = edit_patch(rgba, edit)
-    out = np.array(rgba, dtype=np.uint8)
-    if edit.kind == "remove":
-        out[patch] = 0
-    else:
-        out[patch] = (*edit.colour, 255)
-    return out
-
-
-def _luma(rgb: np.ndarray) -> np.ndarray:
-    return (np.asarray(rgb, dtype=np.float64) @ np.array([0.299, 0.587, 0.114])) / 255.0
-
-
-@dataclass(frozen=True)
-class PlannedEdit:
-    """A verified edit and what it measured at the smallest cell size."""
-
-    edit: EditSpec
-    changed_pixels: int
-    changed_fraction: float
-    ssim: float
-
-
-def plan_edit(rgba: np.ndarray, rng: np.random.Generator, *, cell_size: int = MIN_CELL_SIZE,
-              fraction: tuple[float, float] = (0.03, 0.05), min_pixels: int = 8,
-              attempts: int = 24, margin: float = EDIT_MARGIN) -> PlannedEdit | None:
-    """Draw a local edit that is visible at ``cell_size``; None when no attempt clears it.
-
-    The patch is ``fraction`` of the sprite's solid pixels (at least ``min_pixels``); the
-    difference must clear the visibility thresholds scaled by ``margin`` (see
-    :func:`clears_visibility`).
-    Recolour and add use the edit colour with the largest luminance contrast against the
-    patch (recolour) or the background (add) among a few drawn candidates.
-    """
-    solid = solid_mask(rgba)
-    n_solid = int(solid.sum())
-    bg_luma = float(_luma(np.array(BACKGROUND)))
-    colours = np.array(EDIT_COLOURS)
-    col_luma = _luma(colours)
-    for _ in range(attempts):
-        kind = EDIT_KINDS[int(rng.integers(len(EDIT_KINDS)))]
-        size = max(min_pixels, int(round(float(rng.uniform(*fraction)) * n_solid)))
-        eligible = _eligible(rgba, kind)
-        if kind == "add":
-            # Anchor on a free pixel touching the sprite so the addition is attached.
-            eligible_anchor = eligible & ndimage.binary_dilation(solid, structure=ndimage.generate_binary_structure(2, 1))
-        else:
-            eligible_anchor = eligible
-        ys, xs = np.nonzero(eligible_anchor)
-        if ys.size == 0:
-            continue
-        i = int(rng.integers(ys.size))
-        anchor = (int(ys[i]), int(xs[i]))
-        patch = grow_patch(eligible, anchor, size)
-        if int(patch.sum()) < size:
-            continue
-        ref = bg_luma if kind == "add" else float(_luma(rgba[patch][:, :3]).mean())
-        order = np.argsort(-np.abs(col_luma - ref), kind="stable")[:3]
-        colour = tuple(int(v) for v in colours[order[int(rng.integers(3))]])
-        edit = EditSpec(kind, anchor, size, colour)  # type: ignore[arg-type]
-        edited = apply_edit(rgba, edit)
-        diff = edit_difference(rgba, edited, cell_size)
-        if clears_visibility(diff, margin):
-            return PlannedEdit(edit, int(patch.sum()), round(diff.changed_fraction, 6), round(diff.ssim, 6))
-    return None
-
-
-def edit_rng(seed: int, sprite_id: str) -> np.random.Generator:
-    """The generator for one sprite's edit draws (stable per sprite id)."""
-    index = int.from_bytes(hashlib.sha256(sprite_id.encode()).digest()[:4], "little")
-    return np.random.Generator(np.random.PCG64(seed_sequence(seed, "ROSE-PixelEdit", "edit", index)))
 
 
 # ---------------------------------------------------------------------------- procedural
@@ -791,16 +671,21 @@ class LibrarySprite:
     pixels: np.ndarray
 
 
-def crawl_library(tile_dir: Path = CRAWL_TILE_DIR) -> tuple[list[dict[str, Any]], list[LibrarySprite]]:
-    """Slice every library sheet: per-sheet counts and the deduplicated sprites, in sheet order."""
+def crawl_library(tile_dir: Path = CRAWL_TILE_DIR) -> tuple[list[dict[str, Any]], list[LibrarySprite],
+                                                          list[dict[str, Any]]]:
+    """Slice every library sheet: per-sheet counts, the deduplicated sprites that pass the
+    whole-object screen (:mod:`rose_gen.pixel_pool`), in sheet order, and the rejected ones
+    with their reasons."""
     from assets_manifest import sha256_file
 
     sheets: list[dict[str, Any]] = []
     sprites: list[LibrarySprite] = []
+    rejected: list[dict[str, Any]] = []
     seen: set[str] = set()
+    made: list[str] = []
     for spec in CRAWL_SHEETS:
         found, pieces = slice_sheet(spec, tile_dir)
-        kept = 0
+        kept = screened = 0
         for i, s in enumerate(found):
             digest = pixel_sha256(s.pixels)
             if digest in seen:
@@ -809,10 +694,18 @@ def crawl_library(tile_dir: Path = CRAWL_TILE_DIR) -> tuple[list[dict[str, Any]]
             kept += 1
             if spec.name not in LIBRARY_SHEETS:
                 continue
+            sprite_id = f"crawl-{spec.name}-{i:04d}"
+            made.append(sprite_id)
+            reason = pixel_pool.screen(sprite_id, s.pixels)
+            if reason is not None:
+                rejected.append({"id": sprite_id, "sheet": spec.name, "offset": [s.x, s.y], "size": [s.w, s.h],
+                                 "reason": reason})
+                continue
+            screened += 1
             box = sheet_pixels(spec.name, tile_dir)[s.y:s.y + s.h, s.x:s.x + s.w, 3] > 0
             needs_mask = s.mask is not None and bool((box & ~s.mask).any())
             entry = {
-                "id": f"crawl-{spec.name}-{i:04d}", "source": "crawl", "sheet": spec.name,
+                "id": sprite_id, "source": "crawl", "sheet": spec.name,
                 "offset": [s.x, s.y], "size": [s.w, s.h],
                 "mask": encode_mask(s.mask) if needs_mask else None,
                 "sha256": digest, "licence": "crawl-tiles-data",
@@ -823,8 +716,13 @@ def crawl_library(tile_dir: Path = CRAWL_TILE_DIR) -> tuple[list[dict[str, Any]]
             "source": "crawl", "sheet": spec.name, "file": f"{spec.name}.png", "method": spec.method,
             "sha256": sha256_file(crawl_sheet_path(spec.name, tile_dir)), "pieces": pieces,
             "substantial": len(found), "unique": kept, "in_library": spec.name in LIBRARY_SHEETS,
+            "whole_objects": screened,
         })
-    return sheets, sprites
+    try:
+        pixel_pool.check_listed_ids(made)
+    except ValueError as exc:
+        raise PixelAssetError(str(exc)) from None
+    return sheets, sprites, rejected
 
 
 def procedural_library(seed: int, families: int = PROCEDURAL_FAMILIES,
@@ -883,52 +781,6 @@ def assign_crawl_families(sprites: Sequence[LibrarySprite], edges: Sequence[tupl
         s.entry["family"] = f"fam-{root}"
 
 
-def content_pairs(sprites: Sequence[LibrarySprite], candidates: Iterable[tuple[int, int, float]],
-                  band: tuple[float, float] = CONTENT_BAND) -> list[dict[str, Any]]:
-    """Related-but-distinct pairs: same family, similarity in ``band``, visibly different at 120 px.
-
-    Candidates are taken in the given order; each sprite joins at most one pair.
-    """
-    used: set[int] = set()
-    pairs = []
-    for i, j, sim in candidates:
-        if i in used or j in used or not band[0] <= sim <= band[1]:
-            continue
-        a, b = sprites[i], sprites[j]
-        if a.entry["family"] != b.entry["family"]:
-            continue
-        diff = edit_difference(a.pixels, b.pixels)
-        if not clears_visibility(diff, EDIT_MARGIN):
-            continue
-        used.update((i, j))
-        ida, idb = sorted((a.entry["id"], b.entry["id"]))
-        pairs.append({"a": ida, "b": idb, "family": a.entry["family"], "source": a.entry["source"],
-                      "similarity": sim, "changed_fraction": round(diff.changed_fraction, 6),
-                      "ssim": round(diff.ssim, 6)})
-    return pairs
-
-
-def edit_bases(sprites: Sequence[LibrarySprite], seed: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """A verified edit for every sprite with enough pixels; also the ids no edit could clear."""
-    bases, failed = [], []
-    for s in sprites:
-        if s.entry["solid_pixels"] < EDIT_MIN_SOLID:
-            continue
-        planned = plan_edit(s.pixels, edit_rng(seed, s.entry["id"]))
-        if planned is None:
-            failed.append(s.entry["id"])
-            continue
-        edited = apply_edit(s.pixels, planned.edit)
-        bases.append({
-            "sprite": s.entry["id"], "source": s.entry["source"], "family": s.entry["family"],
-            "edit": planned.edit.to_json(), "changed_pixels": planned.changed_pixels,
-            "edit_fraction": round(planned.changed_pixels / s.entry["solid_pixels"], 6),
-            "changed_fraction": planned.changed_fraction, "ssim": planned.ssim,
-            "edited_sha256": pixel_sha256(edited),
-        })
-    return bases, failed
-
-
 @lru_cache(maxsize=1)
 def default_library() -> SpriteLibrary:
     """The sprite library of the committed manifest (loaded once per process)."""
@@ -963,12 +815,15 @@ class PixelPoolOptions:
     ``sprites``: any of ``crawl`` (default), ``procedural``, ``user``, in pool order.
     ``user_folder`` / ``user_list``: the user's PNG folder and list file (for ``user``).
     ``max_pairs``: an explicit, recorded reduction of the pool to its first entries.
+    ``colour_only_pairs``: PixelContent keeps the palette-swap pairs (same silhouette,
+    recoloured) that the standard pool leaves out.
     """
 
     sprites: tuple[str, ...] = ("crawl",)
     user_folder: str | None = None
     user_list: str | None = None
     max_pairs: int | None = None
+    colour_only_pairs: bool = False
 
 
 def parse_pool_options(options: Mapping[str, Any]) -> PixelPoolOptions:
@@ -985,7 +840,15 @@ def parse_pool_options(options: Mapping[str, Any]) -> PixelPoolOptions:
     max_pairs = options.get("max_pairs")
     if max_pairs is not None and (not isinstance(max_pairs, int) or max_pairs < 1):
         raise PixelAssetError(f"pixel source option max_pairs={max_pairs!r} must be a positive integer")
-    return PixelPoolOptions(sprites, str(folder) if folder else None, str(listing) if listing else None, max_pairs)
+    colour_only = options.get("colour_only_pairs", False)
+    if not isinstance(colour_only, bool):
+        raise PixelAssetError(f"pixel source option colour_only_pairs={colour_only!r} must be true or false")
+    unknown = sorted(set(options) - {"sprites", "user_folder", "user_list", "max_pairs", "colour_only_pairs"})
+    if unknown:
+        raise PixelAssetError(f"unknown pixel source option(s) {', '.join(unknown)}; known: sprites, user_folder, "
+                              "user_list, max_pairs, colour_only_pairs")
+    return PixelPoolOptions(sprites, str(folder) if folder else None, str(listing) if listing else None, max_pairs,
+                            colour_only)
 
 
 @lru_cache(maxsize=256)
@@ -1000,23 +863,6 @@ def render_pixels(render: Mapping[str, Any]) -> np.ndarray:
     if render.get("library") == "user":
         return _user_pixels(str(render["folder"]), str(render["file"]))
     return default_library().pixels(str(render["sprite"]))
-
-
-def edited_pixels(render: Mapping[str, Any], edit: EditSpec) -> np.ndarray:
-    """The edited copy of a render entry's sprite (cached), checked against ``edited_sha256`` if given."""
-    return _edited_pixels(json.dumps(dict(render), sort_keys=True), edit)
-
-
-@lru_cache(maxsize=4096)
-def _edited_pixels(render_json: str, edit: EditSpec) -> np.ndarray:
-    render = json.loads(render_json)
-    arr = apply_edit(render_pixels(render), edit)
-    expected = render.get("edited_sha256")
-    if expected and pixel_sha256(arr) != expected:
-        raise PixelAssetError(f"sprite {render.get('sprite')}: edited pixels do not match the manifest's "
-                              "edited_sha256; regenerate with assets_manifest/build/build_pixel.py")
-    arr.setflags(write=False)
-    return arr
 
 
 def asset_versions(manifests: Sequence[str]) -> dict[str, str]:
@@ -1051,11 +897,11 @@ class PixelPoolSource:
         opts = parse_pool_options(options)
         pairs: list[AssetPair] = []
         for kind in opts.sprites:
-            pairs.extend(self._user_pool(opts) if kind == "user" else self._manifest_pool(kind))
+            pairs.extend(self._user_pool(opts) if kind == "user" else self._manifest_pool(kind, opts))
         return pairs[: opts.max_pairs] if opts.max_pairs else pairs
 
     @staticmethod
-    def _manifest_pool(kind: str) -> list[AssetPair]:
+    def _manifest_pool(kind: str, opts: PixelPoolOptions) -> list[AssetPair]:
         raise NotImplementedError
 
     @staticmethod
