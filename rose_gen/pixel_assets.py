@@ -243,6 +243,11 @@ def sheet_pixels(sheet: str, tile_dir: Path = CRAWL_TILE_DIR) -> np.ndarray:
     return _sheet_pixels(str(crawl_sheet_path(sheet, tile_dir)))
 
 
+def sheet_file_pixels(path: Path) -> np.ndarray:
+    """The read-only RGBA pixels of any sprite sheet file (cached per path)."""
+    return _sheet_pixels(str(path))
+
+
 def crawl_piece_canvas(sheet_rgba: np.ndarray, x: int, y: int, w: int, h: int,
                        mask: np.ndarray | None = None) -> np.ndarray:
     """Cut a piece out of a sheet (only its own pixels when ``mask`` is given) and centre it."""
@@ -613,7 +618,8 @@ class SpriteLibrary:
         return entry
 
     def check_sheet(self, sheet: str) -> None:
-        """Refuse a Crawl atlas whose file checksum differs from the manifest."""
+        """Refuse a sprite sheet (Crawl atlas or Cataclysm tileset) whose file checksum differs
+        from the manifest."""
         if sheet in self._checked_sheets:
             return
         from assets_manifest import ManifestError, check_file
@@ -622,8 +628,14 @@ class SpriteLibrary:
         if info is None:
             raise PixelAssetError(f"sheet {sheet!r} is not in the pixel sprite manifest")
         try:
-            check_file(crawl_sheet_path(sheet, self.tile_dir), info["sha256"], what=f"Dungeon Crawl atlas {sheet}",
-                       package=CRAWL_PACKAGE)
+            if info["source"] == "cdda":
+                from rose_gen.pixel_cdda import CDDA_GFX_DIR, CDDA_PACKAGE
+
+                check_file(CDDA_GFX_DIR / sheet, info["sha256"], what=f"Cataclysm DDA tileset {sheet}",
+                           package=CDDA_PACKAGE)
+            else:
+                check_file(crawl_sheet_path(sheet, self.tile_dir), info["sha256"],
+                           what=f"Dungeon Crawl atlas {sheet}", package=CRAWL_PACKAGE)
         except ManifestError as exc:
             raise PixelAssetError(str(exc)) from None
         self._checked_sheets.add(sheet)
@@ -637,6 +649,11 @@ class SpriteLibrary:
             if entry["source"] == "crawl":
                 self.check_sheet(entry["sheet"])
                 arr = crawl_sprite_pixels(entry, self.tile_dir)
+            elif entry["source"] == "cdda":
+                from rose_gen.pixel_cdda import cdda_sprite_pixels
+
+                self.check_sheet(entry["sheet"])
+                arr = cdda_sprite_pixels(entry)
             elif entry["source"] == "procedural":
                 arr = procedural_sprite_pixels(entry, self.procedural_seed)
             else:
@@ -770,8 +787,8 @@ def neighbour_edges(sprites: Sequence[LibrarySprite]) -> list[tuple[int, int, fl
     return edges
 
 
-def assign_crawl_families(sprites: Sequence[LibrarySprite], edges: Sequence[tuple[int, int, float]]) -> None:
-    """Set ``family`` on every crawl entry: connected atlas neighbours of similarity >= the family minimum."""
+def assign_atlas_families(sprites: Sequence[LibrarySprite], edges: Sequence[tuple[int, int, float]]) -> None:
+    """Set ``family`` on every entry: connected sheet neighbours of similarity >= the family minimum."""
     uf = _UnionFind(len(sprites))
     for i, j, sim in edges:
         if sim >= FAMILY_MIN_SIMILARITY:
@@ -805,30 +822,41 @@ def load_pixel_manifest(name: str) -> Any:
 
 # ---------------------------------------------------------------------------- pool options
 
-POOL_SOURCES: tuple[str, ...] = ("crawl", "procedural", "user")
+POOL_SOURCES: tuple[str, ...] = ("crawl", "cdda", "procedural", "user")
+DEFAULT_SPRITES: tuple[str, ...] = ("crawl", "cdda")
+CONTENT_MAX_BLOCK_DELTA_E = 20.0  # PixelContent pool: pairs that do not differ at a glance (see pixel_metrics)
 
 
 @dataclass(frozen=True)
 class PixelPoolOptions:
     """Which sprites a pixel source draws from (parsed from a source's ``options``).
 
-    ``sprites``: any of ``crawl`` (default), ``procedural``, ``user``, in pool order.
+    ``sprites``: any of ``crawl``, ``cdda`` (both by default), ``procedural``, ``user``, in pool order.
     ``user_folder`` / ``user_list``: the user's PNG folder and list file (for ``user``).
     ``max_pairs``: an explicit, recorded reduction of the pool to its first entries.
     ``colour_only_pairs``: PixelContent keeps the palette-swap pairs (same silhouette,
     recoloured) that the standard pool leaves out.
+    ``max_block_delta_e``: PixelContent keeps only pairs whose 120 px tiles change no
+    third-by-third block's mean colour by more than this CIELAB ΔE (default
+    :data:`CONTENT_MAX_BLOCK_DELTA_E`; ``null`` keeps every pair): pairs that differ
+    in detail rather than at a glance.
     """
 
-    sprites: tuple[str, ...] = ("crawl",)
+    sprites: tuple[str, ...] = DEFAULT_SPRITES
     user_folder: str | None = None
     user_list: str | None = None
     max_pairs: int | None = None
     colour_only_pairs: bool = False
+    max_block_delta_e: float | None = CONTENT_MAX_BLOCK_DELTA_E
+
+
+KNOWN_POOL_OPTIONS = frozenset({"sprites", "user_folder", "user_list", "max_pairs", "colour_only_pairs",
+                                "max_block_delta_e"})
 
 
 def parse_pool_options(options: Mapping[str, Any]) -> PixelPoolOptions:
     """Validate pixel pool options; unknown values are one clear line."""
-    raw = options.get("sprites", ("crawl",))
+    raw = options.get("sprites", DEFAULT_SPRITES)
     sprites = (raw,) if isinstance(raw, str) else tuple(raw)
     bad = [s for s in sprites if s not in POOL_SOURCES]
     if bad or not sprites or len(set(sprites)) != len(sprites):
@@ -843,12 +871,15 @@ def parse_pool_options(options: Mapping[str, Any]) -> PixelPoolOptions:
     colour_only = options.get("colour_only_pairs", False)
     if not isinstance(colour_only, bool):
         raise PixelAssetError(f"pixel source option colour_only_pairs={colour_only!r} must be true or false")
-    unknown = sorted(set(options) - {"sprites", "user_folder", "user_list", "max_pairs", "colour_only_pairs"})
+    cap = options.get("max_block_delta_e", PixelPoolOptions.max_block_delta_e)
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int | float) or cap <= 0):
+        raise PixelAssetError(f"pixel source option max_block_delta_e={cap!r} must be a positive number or null")
+    unknown = sorted(set(options) - KNOWN_POOL_OPTIONS)
     if unknown:
-        raise PixelAssetError(f"unknown pixel source option(s) {', '.join(unknown)}; known: sprites, user_folder, "
-                              "user_list, max_pairs, colour_only_pairs")
+        raise PixelAssetError(f"unknown pixel source option(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(sorted(KNOWN_POOL_OPTIONS))}")
     return PixelPoolOptions(sprites, str(folder) if folder else None, str(listing) if listing else None, max_pairs,
-                            colour_only)
+                            colour_only, None if cap is None else float(cap))
 
 
 @lru_cache(maxsize=256)
@@ -865,12 +896,17 @@ def render_pixels(render: Mapping[str, Any]) -> np.ndarray:
     return default_library().pixels(str(render["sprite"]))
 
 
+SHEET_PACKAGES = {"crawl": CRAWL_PACKAGE, "cdda": "cataclysm-dda-data"}
+
+
 def asset_versions(manifests: Sequence[str]) -> dict[str, str]:
-    """sha256 of the Crawl atlases in the library and of the given pixel manifests."""
+    """sha256 of the sprite sheets in the library (and tileset configs) and of the given pixel manifests."""
     from assets_manifest import manifest_path, sha256_file
 
     lib = default_library()
-    out = {f"crawl-tiles-data:{s['file']}": s["sha256"] for s in lib.manifest["sheets"] if s["in_library"]}
+    out = {f"{SHEET_PACKAGES[s['source']]}:{s['file']}": s["sha256"] for s in lib.manifest["sheets"] if s["in_library"]}
+    out.update({f"{SHEET_PACKAGES[s['source']]}:{s['config']}": s["config_sha256"]
+                for s in lib.manifest["sheets"] if s.get("config")})
     for name in manifests:
         out[f"assets_manifest:{name}.json"] = sha256_file(manifest_path(name))
     return dict(sorted(out.items()))
@@ -878,7 +914,7 @@ def asset_versions(manifests: Sequence[str]) -> dict[str, str]:
 
 # ---------------------------------------------------------------- shared source behaviour
 
-SPRITE_SOURCES = ("crawl", "procedural")  # licence records every pixel subset names
+SPRITE_SOURCES = ("crawl", "cdda", "procedural")  # licence records every pixel subset names
 ROLES = ("majority", "target")
 
 

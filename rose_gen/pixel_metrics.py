@@ -15,7 +15,8 @@ definitions:
   cell background included). An edit is *mostly off-palette* above one half.
 - :func:`colour_only`: the two silhouettes coincide (IoU at least
   :data:`SILHOUETTE_IOU`) and at least :data:`MAPPING_SHARE` of the differing pixels
-  follow one colour-to-colour mapping: a palette swap, not a different shape.
+  follow one colour-to-colour mapping, in either direction (two colours may merge into
+  one): a palette swap, not a different shape.
 """
 
 from __future__ import annotations
@@ -124,9 +125,11 @@ def colour_only_share(a: np.ndarray, b: np.ndarray, background: Sequence[int]) -
 
 
 def colour_only(a: np.ndarray, b: np.ndarray, background: Sequence[int]) -> bool:
-    """True when two tiles share one silhouette and differ only by a colour mapping."""
+    """True when two tiles share one silhouette and differ only by a colour mapping (either way)."""
     iou, share = colour_only_share(a, b, background)
-    return iou >= SILHOUETTE_IOU and share >= MAPPING_SHARE
+    if iou < SILHOUETTE_IOU:
+        return False
+    return share >= MAPPING_SHARE or colour_only_share(b, a, background)[1] >= MAPPING_SHARE
 
 
 def sprite_grid(tile: np.ndarray, size: int = 32) -> np.ndarray:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from rose_gen import pixel_assets as px
-from rose_gen.pixel_metrics import POP_OUT_DELTA_E, block_delta_e, colour_only_share
+from rose_gen.pixel_metrics import POP_OUT_DELTA_E, block_delta_e, colour_only
 
 MAX_PAIRS_PER_SPRITE = 2
 
@@ -51,8 +51,7 @@ def measure_pair(a: np.ndarray, b: np.ndarray) -> PairMeasures:
     iou = float((ma & mb).sum()) / union if union else 1.0
     overlap = float(np.minimum(px.palette_histogram(a), px.palette_histogram(b)).sum())
     small_a, small_b = (np.asarray(px.render_sprite(s, px.TILE)) for s in (a, b))
-    s_iou, mapped = colour_only_share(small_a, small_b, px.BACKGROUND)
-    swap = s_iou >= 0.9 and mapped >= 0.9
+    swap = colour_only(small_a, small_b, px.BACKGROUND)
     ta, tb = px.render_sprite(a, px.MIN_CELL_SIZE), px.render_sprite(b, px.MIN_CELL_SIZE)
     diff = px.tile_difference(ta, tb)
     return PairMeasures(round(iou, 6), round(overlap, 6), swap, round(block_delta_e(np.asarray(ta), np.asarray(tb)), 3),

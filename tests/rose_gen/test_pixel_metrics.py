@@ -73,3 +73,11 @@ def test_the_source_grid_is_read_back_from_a_stretched_tile_at_any_cell_size():
     small = np.asarray(px.render_sprite(sprite, 32))
     for cell in (120, 133, 156):
         assert np.array_equal(sprite_grid(np.asarray(px.render_sprite(sprite, cell))), small)
+
+
+def test_colour_only_holds_in_both_directions_when_two_colours_merge():
+    a = _sprite()
+    merged = a.copy()
+    merged[(a[..., :3] == (200, 210, 230)).all(-1)] = (10, 20, 40, 255)  # highlight painted in the outline colour
+    ta, tm = (np.asarray(px.render_sprite(s, 32)) for s in (a, merged))
+    assert colour_only(ta, tm, px.BACKGROUND) and colour_only(tm, ta, px.BACKGROUND)

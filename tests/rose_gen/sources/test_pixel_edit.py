@@ -27,11 +27,13 @@ def test_registered_with_the_v0_1_identity():
         "ROSE-PixelEdit", "PEDIT", "PIXEL_EDIT", 202700000000, "pixel_edit")
 
 
-def test_crawl_pool_covers_v0_1_without_reuse_and_is_stable():
+def test_default_pool_covers_v0_1_without_reuse_from_both_sprite_families_and_is_stable():
     pool = SOURCE.pool({})
     assert len(pool) >= 300
     assert len({p.pair_key for p in pool}) == len(pool)
-    assert all(p.row_fields["sprite_source"] == "crawl" for p in pool)
+    sources = [p.row_fields["sprite_source"] for p in pool]
+    assert set(sources) == {"crawl", "cdda"} and sources == sorted(sources, key=["crawl", "cdda"].index)
+    assert all(sum(s == kind for s in sources) >= 300 for kind in ("crawl", "cdda"))
     assert [p.pair_key for p in SOURCE.pool({})] == [p.pair_key for p in pool]
     json.dumps([p.row_fields for p in pool[:20]])  # JSON-safe
 
