@@ -4,7 +4,7 @@ Debian's ``cataclysm-dda-data`` ships the game's tilesets as regular 32 px grids
 ``tile_config.json`` that names every sprite by game id. Unlike Crawl's packed atlases,
 nothing has to be guessed: each grid cell is one drawing. We take the monsters
 (``mon_*``) and the items (ids without a terrain, furniture, vehicle, field, trap,
-overlay or effect prefix) of ``MshockXotto+/tiles.png``, each sprite's first foreground
+overlay or effect prefix, and not a puddle of liquid) of ``MshockXotto+/tiles.png``, each sprite's first foreground
 cell, keep those that pass the near-empty test and the whole-object shape screen
 (:func:`rose_gen.pixel_pool.shape_rejection`), and drop duplicate pixels. Sprites are
 named ``cdda-<cell index>``; the manifest records the game id as ``name``.
@@ -15,6 +15,7 @@ Licence: the package's copyright file puts every file (``Files: *``) under CC-BY
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,10 @@ NON_OBJECT_PREFIXES: tuple[str, ...] = (
     "footstep", "animation", "weather", "unknown", "player_", "npc_", "shadow", "line_", "infrared", "unseen",
     "hit_",
 )
+# Ids that carry a sort number in front of a terrain or furniture id ("1585_f_table_0"), and
+# liquids the tileset draws as an opaque puddle (translucent ones fail the shape screen).
+NUMBERED_NON_OBJECT = re.compile(r"^\d+_[ft]_")
+PUDDLES: frozenset[str] = frozenset({"blood"})
 
 
 def cdda_path(relative: str, gfx_dir: Path = CDDA_GFX_DIR) -> Path:
@@ -63,7 +68,8 @@ def object_cells(config: Mapping[str, Any]) -> list[tuple[str, int]]:
     for entry in config["tiles-new"][0]["tiles"]:
         ids = entry["id"] if isinstance(entry["id"], list) else [entry["id"]]
         name = str(ids[0])
-        if name.startswith(NON_OBJECT_PREFIXES) or "_season_" in name:
+        if name.startswith(NON_OBJECT_PREFIXES) or "_season_" in name or NUMBERED_NON_OBJECT.match(name) \
+                or name in PUDDLES:
             continue
         cell = _first_foreground(entry)
         if cell is not None:

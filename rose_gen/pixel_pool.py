@@ -13,6 +13,11 @@ here rejects, never repairs, and says why:
   wherever it is cut into two sizeable halves);
 - ``parts``: the opaque ink falls in two or more separated parts of at least
   :data:`PART_MIN_SHARE` of the ink each;
+- ``translucent``: at least :data:`TRANSLUCENT_SHARE` of the ink is see-through (a
+  liquid, smoke or shadow decal; see-through objects such as glass jars go too, which
+  the pool can spare);
+- ``texture``: ink runs along at least :data:`TEXTURE_EDGE` of every edge of the canvas
+  (a floor, wall or table-top texture, not an object on the cell);
 - ``region``: the sprite lies in a run of the atlas that holds parts of bigger drawings
   or non-objects (:data:`EXCLUDED_RANGES`, sheet order, each with its reason);
 - ``listed``: a sprite a person rejected on the contact sheet (:data:`REJECTED`, with
@@ -36,6 +41,8 @@ MAX_SEAM_CONTACTS = 5
 SEAM_MIN_SHARE = 0.2
 PART_MIN_SHARE = 0.1
 PART_MIN_PIXELS = 12
+TRANSLUCENT_SHARE = 0.5
+TEXTURE_EDGE = 0.9
 _EIGHT = np.ones((3, 3), dtype=bool)
 
 
@@ -62,7 +69,8 @@ EXCLUDED_RANGES: tuple[ExcludedRange, ...] = (
     ExcludedRange("main", 745, 925, "corpses lying in blood: object and floor decal in one"),
     ExcludedRange("main", 926, 9999, "spell clouds and effects, not objects"),
     ExcludedRange("player", 0, 790, "draconian and demonspawn bodies, heads, tails and wings: layers of player figures"),
-    ExcludedRange("player", 923, 1127, "tentacle and vine segments: pieces of multi-tile monsters"),
+    ExcludedRange("player", 792, 798, "wing, claw and shard fragments"),
+    ExcludedRange("player", 923, 1141, "tentacle and vine segments: pieces of multi-tile monsters"),
     ExcludedRange("player", 1679, 9999, "paper-doll equipment (cloaks, armour, hands, hair): layers of the player figure"),
 )
 
@@ -129,6 +137,19 @@ REJECTED: Mapping[str, str] = {
     "crawl-player-1535": "a fragment",
     "crawl-player-1602": "two figures side by side",
     "crawl-player-1615": "two figures side by side",
+    "crawl-player-0801": "one head of a multi-headed monster",
+    "crawl-player-0804": "one head of a multi-headed monster",
+    "crawl-player-0813": "a fragment",
+    "crawl-player-0817": "a square patch of fire, not a figure",
+    "crawl-player-0818": "a strip cut from a bigger drawing",
+    "crawl-player-0819": "a strip cut from a bigger drawing",
+    "crawl-player-0820": "a strip cut from a bigger drawing",
+    "crawl-player-1396": "a claw fragment",
+    "crawl-player-1402": "a fragment",
+    "crawl-player-1596": "an icon over a fragment",
+    "crawl-player-1597": "a fragment",
+    "crawl-player-1599": "two blobs drawn over each other",
+    "crawl-player-1608": "a fragment",
 }
 
 
@@ -163,9 +184,16 @@ def shape_rejection(rgba: np.ndarray, solid_alpha: int = 128) -> str | None:
     seam = seam_contacts(rgba[..., 3] > 0)
     if seam is not None and seam <= MAX_SEAM_CONTACTS:
         return f"seam: a straight cut crosses only {seam} ink contacts between two sizeable parts"
-    parts = sizeable_parts(rgba[..., 3] >= solid_alpha)
+    solid = rgba[..., 3] >= solid_alpha
+    parts = sizeable_parts(solid)
     if parts >= 2:
         return f"parts: the ink falls in {parts} separated parts"
+    see_through = float((rgba[..., 3][solid] < 255).mean()) if solid.any() else 0.0
+    if see_through >= TRANSLUCENT_SHARE:
+        return f"translucent: {see_through:.0%} of the ink is see-through"
+    edges = min(float(solid[0].mean()), float(solid[-1].mean()), float(solid[:, 0].mean()), float(solid[:, -1].mean()))
+    if edges >= TEXTURE_EDGE:
+        return "texture: the ink runs along every edge of the canvas"
     return None
 
 

@@ -20,6 +20,8 @@ def test_only_monsters_and_items_are_taken_with_their_first_foreground_cell():
         {"id": "apple", "fg": [21, 22]},
         {"id": "mon_ghost", "bg": 9},
         {"id": "tree_season_winter", "fg": 30},
+        {"id": "1585_f_table_0", "fg": 31},
+        {"id": "blood", "fg": 32},
     ]}]}
     assert pixel_cdda.object_cells(config) == [("mon_zombie", 7), ("knife_combat", 12), ("apple", 21)]
     assert pixel_cdda.cell_box(17, 512) == (32, 32)

@@ -63,8 +63,22 @@ def test_the_issue_examples_are_rejected_and_no_library_sprite_fails_the_shape_t
     for sprite in ("crawl-player-1848", "crawl-main-0495", "crawl-player-1709", "crawl-player-1874"):
         assert sprite in rejected and rejected[sprite]
         assert sprite not in library.entries
-    assert all(r.split(":")[0] in {"seam", "parts", "region", "listed"} for r in rejected.values())
+    assert {r.split(":")[0] for r in rejected.values()} <= {"seam", "parts", "translucent", "texture", "region", "listed"}
     crawl = [sid for sid, e in library.entries.items() if e["source"] == "crawl"]
     assert len(crawl) >= 1000
     for sid in crawl:
         assert pixel_pool.screen(sid, library.pixels(sid)) is None, sid
+
+
+def test_see_through_decals_and_edge_to_edge_textures_are_rejected():
+    blob = np.zeros((32, 32), dtype=bool)
+    blob[10:22, 4:28] = True
+    puddle = _canvas(blob)
+    puddle[blob, 3] = 180  # every ink pixel see-through: a liquid, not an object
+    assert pixel_pool.shape_rejection(puddle).startswith("translucent")
+    table = np.ones((32, 32), dtype=bool)
+    table[8:24, 8:24] = False
+    assert pixel_pool.shape_rejection(_canvas(table)).startswith("texture")
+    big = np.zeros((32, 32), dtype=bool)
+    big[0:32, 3:29] = True  # a big monster may touch two edges; that is not a texture
+    assert pixel_pool.shape_rejection(_canvas(big)) is None
