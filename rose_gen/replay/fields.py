@@ -18,6 +18,7 @@ all (characters, emoji keys, styles, pixel files); equal or canonically equivale
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -156,6 +157,9 @@ class EmojiPath:
         return key_from_filename(self.stem)
 
 
+_CODE_POINTS = re.compile(r"[0-9a-f]{1,6}(?:-[0-9a-f]{1,6})*")
+
+
 @lru_cache(maxsize=1)
 def _path_patterns() -> tuple[tuple[re.Pattern[str], str | None], ...]:
     return tuple((re.compile(p["pattern"]), p.get("style")) for p in load_manifest(MANIFEST)["emoji_paths"])
@@ -166,7 +170,10 @@ def emoji_path(path: Any) -> EmojiPath:
     for pattern, style in _path_patterns():
         m = pattern.fullmatch(str(path))
         if m is not None:
-            return EmojiPath(style or m.group("style"), m.group("stem").lower())
+            stem = m.group("stem").lower()
+            if not _CODE_POINTS.fullmatch(stem) or max(int(p, 16) for p in stem.split("-")) > sys.maxunicode:
+                raise NotDerivable(f"emoji path {path!r}: file name {stem!r} is not a sequence of code points")
+            return EmojiPath(style or m.group("style"), stem)
     raise NotDerivable(f"emoji path {path!r} has no known layout (assets_manifest/{MANIFEST}.json emoji_paths)")
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from rose_eval import vocab
 from rose_gen.regions import CASES, RegionError, case_of, fallback_label, region_mask, target_mask
-from rose_gen.replay.fields import ABSENT, Derivation, derive_fields, rule_notes
+from rose_gen.replay.fields import ABSENT, SCENE_RULES, Derivation, derive_fields, rule_notes
 from rose_gen.replay.inputs import REPLAY_FIELDS, InputRow, ReplayError, need, subset_fields
 from rose_gen.replay.rating import params_for, rate_templates, subset_cut, tier_of
 from rose_gen.schema import CUE_TEMPLATE, RegionSpec, SceneSpec, base_image_record, cue_image_record
@@ -122,7 +122,8 @@ def _pair_fields(row: Mapping[str, Any], derivation: Derivation) -> dict[str, An
     values = derivation.values
     fields = {k: values.get(k, v) for k, v in subset_fields(row).items()}
     fields.update({k: v for k, v in values.items() if k not in fields and k not in row})
-    return {k: v for k, v in fields.items() if v is not ABSENT and k not in ("font_size", "grid_size_profile")}
+    scene_level = {r.field for r in SCENE_RULES}
+    return {k: v for k, v in fields.items() if v is not ABSENT and k not in scene_level}
 
 
 def rebuild_scene(items: Sequence[InputRow], cut: float | None = None) -> ReplayScene:
@@ -135,8 +136,14 @@ def rebuild_scene(items: Sequence[InputRow], cut: float | None = None) -> Replay
     info = subset_sources().get(subset)
     if info is None:
         raise ReplayError(f"{first.where}: unknown rose_subset {subset!r}; known: {', '.join(subset_sources())}")
-    rows, cols, cell = (int(need(first, k)) for k in ("rows", "cols", "cell_size"))
-    cells = tuple((int(r), int(c)) for r, c in need(first, "target_cells"))
+    try:
+        rows, cols, cell = (int(need(first, k)) for k in ("rows", "cols", "cell_size"))
+        cells = tuple((int(r), int(c)) for r, c in need(first, "target_cells"))
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ReplayError):
+            raise
+        raise ReplayError(f"{first.where}: rows, cols, cell_size must be integers and target_cells a list of "
+                          f"[row, col] pairs ({exc}); fix the row") from None
     bad = [rc for rc in cells if not (1 <= rc[0] <= rows and 1 <= rc[1] <= cols)]
     if bad or not cells:
         raise ReplayError(f"{first.where}: target_cells {list(cells)} are empty or outside the {rows}x{cols} grid")

@@ -95,6 +95,8 @@ def test_a_canonically_equivalent_pair_is_a_defect(by_subset):
     ("ROSE-EmojiContent", {"target_unicode": "1f600", "target_emoji": "😀"},
      {("target_unicode", "mismatch"), ("target_emoji", "mismatch")}),
     ("ROSE-EmojiContent", {"font_size": 38}, {("font_size", "mismatch")}),
+    ("ROSE-EmojiContent", {"target_path": "twemoji_svg\\smile.svg"},
+     {("target_unicode", "not_derivable"), ("target_emoji", "not_derivable"), ("pair_key", "not_derivable")}),
     ("ROSE-PixelEdit", {"pair_key": "A__B"}, {("pair_key", "not_derivable")}),
     ("ROSE-PixelContent", {"pair_key": "A__B"}, {("pair_key", "not_derivable")}),
     ("ROSE-PixelContent", {"pair_key": "b.png__b.png"}, {("pair_key", "defect")}),

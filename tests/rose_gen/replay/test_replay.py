@@ -332,6 +332,14 @@ def test_audit_of_a_missing_image_folder_is_one_line(tmp_path, capsys):
     assert "\n" not in err and "none" in err
 
 
+def test_non_integer_grid_is_one_line(reference_items, tmp_path, capsys):
+    bad = tmp_path / "rows.jsonl"
+    bad.write_text(json.dumps({**reference_items[0].row, "rows": "many"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert replay_cli.main([str(bad), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "rows.jsonl:1" in err and "integers" in err
+
+
 def test_unusable_region_is_one_line(reference_items, tmp_path, capsys):
     row = dict(reference_items[0].row)
     row["region_params"] = {"r1": 40, "r2": 41}
