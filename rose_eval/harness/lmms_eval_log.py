@@ -120,6 +120,8 @@ def convert(paths: Sequence[Path], *, model: str = "") -> tuple[list[Prediction]
                               "wrappers send PNG at the size given, with no detail field)",
         },
         "notes": ["an empty answer may be a request that failed after lmms-eval's retries "
-                  "(its API wrappers answer '' then); see counts.empty_text"],
+                  "(its API wrappers answer '' then); see counts.empty_text",
+                  "lmms-eval's OpenAI-compatible wrappers send no image detail level: the "
+                  "provider's default applies (OpenAI: auto, which may choose low)"],
     }
     return predictions, manifest
