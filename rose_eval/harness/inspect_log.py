@@ -101,6 +101,8 @@ def convert(path: Path, *, model: str = "", epoch: int = 1) -> tuple[list[Predic
     samples = [s for s in log.samples or [] if s.epoch == epoch]
     label = model.strip() or log.eval.model
     predictions = [_prediction(s, label) for s in samples]
+    kept = sum(1 for s, p in zip(samples, predictions, strict=True)
+               if p.error is None and p.raw_text != s.output.completion)
     orders, details = _request_shapes(samples)
     rose_meta = (log.eval.metadata or {}).get("rose", {})
     changes = list(rose_meta.get("benchmark_changes") or [])
@@ -119,5 +121,7 @@ def convert(path: Path, *, model: str = "", epoch: int = 1) -> tuple[list[Predic
                  "image_detail_in_logged_requests": dict(details),
                  "images": _images_sent(samples, _reencoded(rose_meta.get("image_settings")))},
         "benchmark_changes": changes,
+        "notes": [f"{kept} answer(s) scored with the inline <think> block inspect had moved "
+                  "out of the content (rose-run keeps it; the grammar then rejects the answer)"],
     }
     return predictions, manifest

@@ -13,8 +13,9 @@ over the Responses API. JPEG, low/auto detail, downscaling, a blank image or ano
 prompt order are refused unless ``allow_benchmark_changes=true``; then they run with a
 loud warning and are recorded in the task metadata (and so in the converted manifest).
 
-Scoring is rose-eval's strict scorer (value: PASS 0/1; VALID, SOFT and the parse verdict
-in the score's metadata); metrics are Table 1's PASS per subset with its macro average
+Scoring is rose-eval's strict scorer on the content the endpoint returned (inspect's
+``<think>`` extraction is undone, see :func:`answer_text`) (value: PASS 0/1; VALID, SOFT
+and the parse verdict in the score's metadata); metrics are Table 1's PASS per subset with its macro average
 (``avg``), VALID and SOFT, computed by rose-eval's own aggregation. A request that still
 fails after inspect's retries is scored as a failed item with its error, as rose-run
 writes it (``on_error=raise`` leaves it to inspect instead: the sample errors and
@@ -31,7 +32,14 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig
+from inspect_ai.model import (
+    ChatMessageUser,
+    ContentImage,
+    ContentReasoning,
+    ContentText,
+    GenerateConfig,
+    ModelOutput,
+)
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
@@ -127,6 +135,29 @@ def rose_answer(on_error: str = "score") -> Solver:
     return solve
 
 
+def answer_text(output: ModelOutput) -> str:
+    """The message content as the endpoint returned it, as rose-run records it.
+
+    inspect moves a ``<think>...</think>`` block out of the content into a reasoning part
+    (``internal='think'``) and strips the rest; it is put back here, so an answer with
+    inline reasoning is judged as rose-run and the v0.1 runner judge it (invalid: text
+    around the answer). Reasoning the endpoint sent in a separate field stays out, as in
+    rose-run.
+    """
+    if not output.choices:
+        return ""
+    content = output.choices[0].message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content:
+        if isinstance(part, ContentReasoning) and part.internal == "think":
+            parts.append(f"<think>{part.reasoning}</think>")
+        elif isinstance(part, ContentText):
+            parts.append(part.text)
+    return "\n".join(parts)
+
+
 def _eval_rows(scores: list[SampleScore]) -> list[dict[str, Any]]:
     return [s.score.metadata["rose"] for s in scores if s.score.metadata]
 
@@ -167,7 +198,7 @@ def rose_scorer():  # noqa: ANN201 - inspect's decorator defines the return type
 
     async def score(state: TaskState, target: Target) -> Score:
         error = state.metadata.get(ERROR_KEY)
-        raw_text = None if error else state.output.completion
+        raw_text = None if error else answer_text(state.output)
         result = verdict(state.metadata["row"], raw_text, error)
         return Score(value=result.passed, answer=raw_text,
                      explanation=error or result.parse_error or "",

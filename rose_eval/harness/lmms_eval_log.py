@@ -9,6 +9,9 @@ so the item id is read from them (or from ``doc``), the text from them or from
 ``filtered_resps``. A ``<date>_results.json`` beside the samples gives the model and
 lmms-eval's settings for the manifest.
 
+lmms-eval (from v0.7) strips ``<think>`` blocks before scoring unless
+``--reasoning_tags none``; the raw output stays in ``resps``, and the predictions take it,
+so rose-eval judges the answer as rose-run would (the manifest counts the changed ones).
 lmms-eval's API wrappers answer ``""`` after their retries fail, so a failed request
 cannot be told from an empty answer; both score as failures, and the manifest counts
 them.
@@ -46,16 +49,25 @@ def sample_files(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
-def _item_and_text(row: dict[str, Any]) -> tuple[Any, Any]:
+def _first_text(value: Any) -> str | None:
+    while isinstance(value, list) and value:
+        value = value[0]
+    return None if value is None or isinstance(value, list) else str(value)
+
+
+def _item_and_texts(row: dict[str, Any]) -> tuple[Any, str | None, str | None]:
+    """(item id, the model's raw answer, the answer lmms-eval scored).
+
+    lmms-eval keeps ``resps`` (the raw output) only when its filters changed it, e.g. by
+    stripping a ``<think>`` block (the default from v0.7); rose-eval scores the raw output.
+    """
     record = next((row[m] for m in METRICS if isinstance(row.get(m), dict)), None)
     doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
     item_id = (record or {}).get("item_id") or doc.get("item_id")
-    if record is not None and "raw_text" in record:
-        return item_id, record["raw_text"]
-    responses = row.get("filtered_resps", row.get("resps"))
-    while isinstance(responses, list) and responses:
-        responses = responses[0]
-    return item_id, None if responses is None or isinstance(responses, list) else str(responses)
+    scored = (record["raw_text"] if record is not None and "raw_text" in record
+              else _first_text(row.get("filtered_resps")))
+    raw = _first_text(row["resps"]) if "resps" in row else scored
+    return item_id, raw, scored
 
 
 def _scrub(model_args: Any) -> Any:
@@ -98,9 +110,11 @@ def convert(paths: Sequence[Path], *, model: str = "") -> tuple[list[Prediction]
     label = model.strip() or str(facts.get("model_name") or files[0].parent.name)
     predictions: list[Prediction] = []
     seen: dict[str, str] = {}
+    filtered = 0
     for path in files:
         for record in read_jsonl(path, role="lmms-eval samples"):
-            item_id, text = _item_and_text(record.row)
+            item_id, text, scored = _item_and_texts(record.row)
+            filtered += text != scored
             if not item_id:
                 raise InputError("sample without a ROSE item id (no rose metric values, no doc)",
                                  record.where, FIX)
@@ -119,7 +133,10 @@ def convert(paths: Sequence[Path], *, model: str = "") -> tuple[list[Prediction]
             "image_encoding": "chosen by the lmms-eval model wrapper (its OpenAI-compatible "
                               "wrappers send PNG at the size given, with no detail field)",
         },
-        "notes": ["an empty answer may be a request that failed after lmms-eval's retries "
+        "notes": [f"{filtered} answer(s) changed by lmms-eval's filters before its scoring (e.g. a "
+                  "<think> block stripped; pass --reasoning_tags none); the predictions keep the "
+                  "raw output, as rose-run records it",
+                  "an empty answer may be a request that failed after lmms-eval's retries "
                   "(its API wrappers answer '' then); see counts.empty_text",
                   "lmms-eval's OpenAI-compatible wrappers send no image detail level: the "
                   "provider's default applies (OpenAI: auto, which may choose low)"],

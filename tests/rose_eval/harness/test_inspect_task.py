@@ -49,7 +49,9 @@ class Script:
                      for i, item in enumerate(ids)}
         self.failing = ids[2]  # answers HTTP 400 every time: a request that fails for good
         self.retried = ids[3]  # answers 503 once, then the truth
+        self.thinking = ids[6]  # the truth after an inline <think> block: invalid, as in rose-run
         self.plan[self.failing], self.plan[self.retried] = "error", "right"
+        self.plan[self.thinking] = "think"
         self.seen: dict[str, int] = {}
 
     def row_of(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +68,9 @@ class Script:
         if item == self.retried and self.seen[item] == 1:
             return 503, {}, {"error": {"message": "overloaded"}}, 0.0
         answer = {"right": row["ground_truth_formal_answer"], "wrong": _wrong(row),
-                  "malformed": "I count three odd cells."}[self.plan[item]]
+                  "malformed": "I count three odd cells.",
+                  "think": f"<think>odd cells at {row['ground_truth_clicks']}</think>\n"
+                           + row["ground_truth_formal_answer"]}[self.plan[item]]
         return ok_reply(answer)
 
 
@@ -130,6 +134,15 @@ def test_failed_request_is_a_scored_failure_with_its_error(run):
     assert run["summary"]["coverage"]["complete_submission"] is True
 
 
+def test_inline_reasoning_is_judged_as_rose_run_judges_it(run):
+    script, preds = run["script"], {r["item_id"]: r for r in read_rows(run["preds"])}
+    sample = next(s for s in run["log"].samples if s.id == script.thinking)
+    assert sample.output.completion == sample.metadata["row"]["ground_truth_formal_answer"]  # inspect strips
+    assert preds[script.thinking]["raw_text"].startswith("<think>odd cells at")
+    assert run["per_item"][script.thinking]["format_valid"] == 0
+    assert sample.scores["rose_scorer"].value == 0
+
+
 def test_images_arrive_as_the_released_png_at_full_size(run):
     release, requests = run["release"], run["server"].requests
     assert len(requests) == len(run["rows"]) + 1  # one per item, plus the retried 503
@@ -165,6 +178,7 @@ def test_manifest_records_what_was_sent(run):
     assert sent["images"]["pixel_sizes"] == dict(sorted(sizes.items()))
     assert sent["settings"]["prompt_order"] == "global_image_local"
     assert manifest["benchmark_changes"] == []
+    assert manifest["notes"][0].startswith("1 answer(s) scored with the inline <think> block")
     assert manifest["counts"] == {"items": len(run["rows"]), "errors": 1, "no_text": 1, "empty_text": 0}
     assert manifest["dataset"]["metadata_sha256"] == hashlib.sha256(
         (run["release"] / "metadata_test.jsonl").read_bytes()).hexdigest()

@@ -33,13 +33,17 @@ def _answer(i: int, doc: dict[str, Any]) -> str:
     return ["", "COUNT(0)", doc["ground_truth_formal_answer"]][i % 3] if i % 4 else doc["ground_truth_formal_answer"]
 
 
-def _sample(i: int, doc: dict[str, Any], answer: str, *, old_layout: bool) -> dict[str, Any]:
+def _sample(i: int, doc: dict[str, Any], answer: str, *, old_layout: bool,
+            raw: str | None = None) -> dict[str, Any]:
+    """One samples line; ``raw`` is the model output before lmms-eval's filters made ``answer``."""
     metrics = lmms.process_results(doc, [answer])
     line: dict[str, Any] = {"doc_id": i, "target": str(doc["ground_truth_formal_answer"]),
                             "filtered_resps": [answer], "doc_hash": _digest(doc["item_id"]),
                             "prompt_hash": _digest(lmms.doc_to_text(doc)),
                             "target_hash": _digest(doc["ground_truth_formal_answer"]),
                             "input": lmms.doc_to_text(doc)}
+    if raw is not None:  # the tracker keeps resps only when the filters changed the output
+        line["resps"] = [[raw]]
     if old_layout:  # doc kept without image-named columns; metric values without the answer text
         line["doc"] = {k: v for k, v in doc.items() if "image" not in k}
         line.update({k: {f: v for f, v in r.items() if f != "raw_text"} for k, r in metrics.items()})
@@ -55,15 +59,18 @@ def lmms_run(release, tmp_path_factory):
     model_dir = root / "out" / "my-model"
     model_dir.mkdir(parents=True)
     cache = str(tmp_path_factory.mktemp("hf_cache"))
-    reported = {}
+    reported, thinking = {}, None
     for split, old in (("test", False), ("dev", True)):
         docs = datasets.load_dataset("parquet", data_files={split: str(release / "data" / f"{split}.parquet")},
                                      cache_dir=cache)[split]
         lines, records = [], []
         for i, doc in enumerate(docs):
-            line = _sample(i, dict(doc), _answer(i, dict(doc)), old_layout=old)
+            answer, raw = _answer(i, dict(doc)), None
+            if split == "test" and i == 4:  # lmms-eval stripped an inline <think> before scoring
+                raw, thinking = f"<think>looking</think>\n{answer}", doc["item_id"]
+            line = _sample(i, dict(doc), answer, old_layout=old, raw=raw)
             lines.append(json.dumps(line, default=str, ensure_ascii=False))
-            records.append(lmms.process_results(dict(doc), [_answer(i, dict(doc))])["pass"])
+            records.append(lmms.process_results(dict(doc), [answer])["pass"])  # as lmms-eval scores
         (model_dir / f"20260101_120000_samples_rose_{split}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         reported[split] = {"pass": lmms.aggregate_pass(records), "soft": lmms.aggregate_soft(records),
                            "by_subset": {s: getattr(lmms, f"aggregate_pass_{s.removeprefix('ROSE-')}")(records)
@@ -74,11 +81,14 @@ def lmms_run(release, tmp_path_factory):
         "config": {"model": "openai_compatible_chat", "model_args": "model_version=my-model,api_key=sk-secret"},
         "model_name": "my-model", "lmms_eval_version": "0.5.0",
         "n-samples": {"rose_test": {"original": 25, "effective": 25}}}), encoding="utf-8")
-    return root / "out", reported
+    return root / "out", reported, thinking
 
 
 def test_converted_samples_give_the_pass_lmms_eval_reported(lmms_run, release, tmp_path):
-    out, reported = lmms_run
+    """Equal, except where lmms-eval's filter stripped a <think> block: rose-eval scores the raw output."""
+    out, reported, thinking = lmms_run
+    think_subset = next(r["rose_subset"] for r in read_rows(release / "metadata_test.jsonl")
+                        if r["item_id"] == thinking)
     predictions, manifest = convert([out])
     assert len(predictions) == 50 and {p.model for p in predictions} == {"my-model"}
     preds = tmp_path / "lmms.jsonl"
@@ -88,15 +98,20 @@ def test_converted_samples_give_the_pass_lmms_eval_reported(lmms_run, release, t
         assert rose_eval_main(["--dataset_root", str(release), "--split", split, "--predictions", str(preds),
                                "--out_dir", str(eval_dir), "--no_analyses"]) == 0
         table1 = json.loads((eval_dir / "evaluation_summary.json").read_text())["paper_metrics"]["table1"]
-        assert table1["Avg. PASS"] == reported[split]["pass"]
-        assert table1["Avg. SOFT"] == reported[split]["soft"]
         for subset in SUBSET_ORDER:
-            assert table1["by_subset"][subset]["PASS"] == reported[split]["by_subset"][subset]
+            got, expected = table1["by_subset"][subset]["PASS"], reported[split]["by_subset"][subset]
+            if (split, subset) == ("test", think_subset):  # passes in lmms-eval only (stripped <think>)
+                assert got == pytest.approx(expected - 1 / 5, abs=1e-12)
+            else:
+                assert got == expected
+        if split == "dev":
+            assert table1["Avg. PASS"] == reported[split]["pass"]
+            assert table1["Avg. SOFT"] == reported[split]["soft"]
         assert 0 < table1["Avg. PASS"] < 1
 
 
 def test_answer_text_comes_through_both_layouts(lmms_run, release):
-    out, _ = lmms_run
+    out, _, _ = lmms_run
     predictions = {p.item_id: p for p in convert([out])[0]}
     for split in ("test", "dev"):
         for row in read_rows(release / f"metadata_{split}.jsonl"):
@@ -105,8 +120,16 @@ def test_answer_text_comes_through_both_layouts(lmms_run, release):
     assert empty  # lmms-eval's answer after failed retries stays an (unpassable) empty answer
 
 
+def test_the_raw_output_is_scored_not_lmms_evals_filtered_one(lmms_run, tmp_path):
+    out, _, thinking = lmms_run
+    predictions, manifest = convert([out])
+    by_id = {p.item_id: p for p in predictions}
+    assert by_id[thinking].raw_text.startswith("<think>looking</think>")
+    assert manifest["notes"][0].startswith("1 answer(s) changed by lmms-eval's filters")
+
+
 def test_manifest_records_the_run_without_secrets(lmms_run, tmp_path):
-    out, _ = lmms_run
+    out, _, _ = lmms_run
     assert rose_export(["predictions", "lmms-eval", str(out), "--output", str(tmp_path / "p.jsonl")]) == 0
     text = (tmp_path / "p.manifest.json").read_text(encoding="utf-8")
     manifest = json.loads(text)
@@ -117,7 +140,7 @@ def test_manifest_records_the_run_without_secrets(lmms_run, tmp_path):
 
 
 def test_bad_samples_are_one_line_errors(lmms_run, tmp_path, capsys):
-    out, _ = lmms_run
+    out, _, _ = lmms_run
     with pytest.raises(InputError, match="not found"):
         convert([tmp_path / "missing"])
     with pytest.raises(InputError, match="no lmms-eval samples files"):
