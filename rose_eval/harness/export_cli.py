@@ -106,6 +106,9 @@ def _predictions(args: argparse.Namespace) -> int:
     if output.is_dir():
         raise InputError("--output is a folder", output, "name a .jsonl file")
     written = write_predictions(output, found, manifest)
+    for change in manifest.get("benchmark_changes") or []:
+        print(f"{PROG}: WARNING: benchmark changed: {change}; PASS is not comparable to ROSE",
+              file=sys.stderr)
     print(f"{PROG}: {len(found)} predictions -> {output} (manifest {written.name})", file=sys.stderr)
     return 0
 

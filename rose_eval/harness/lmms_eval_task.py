@@ -66,10 +66,9 @@ def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, 
 
 def doc_to_messages(doc: Mapping[str, Any],
                     lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """One user turn, parts in the paper's order (or ``prompt_order`` from the task kwargs)."""
-    order = (lmms_eval_specific_kwargs or {}).get("prompt_order", PAPER_ORDER)
+    """One user turn, parts in the paper's order (no option: another order changes ROSE)."""
     image = doc_to_visual(doc)[0]
-    parts = build_messages(doc, IMAGE_SLOT, order)[0]["content"]
+    parts = build_messages(doc, IMAGE_SLOT, PAPER_ORDER)[0]["content"]
     content = [{"type": "text", "text": p["text"]} if p["type"] == "text"
                else {"type": "image", "url": image} for p in parts]
     return [{"role": "user", "content": content}]
