@@ -235,3 +235,21 @@ def test_bad_arguments_are_one_line_errors(release, tmp_path):
         rose(dataset_root=str(tmp_path / "nowhere"))
     with pytest.raises(ValueError, match="unknown subset"):
         rose(dataset_root=str(release), subsets="Latin")
+
+
+def test_a_changed_run_is_flagged_in_the_converted_manifest(release, tmp_path, capsys, module_chat_server):
+    from rose_eval.harness.export_cli import main as rose_export
+
+    server = module_chat_server(lambda index, body, headers: ok_reply("COUNT(1)"))
+    task = rose(dataset_root=str(release), limit=2, image_format="jpeg", allow_benchmark_changes=True)
+    log = inspect_eval(task, model=MODEL, model_base_url=server.url, model_args={"api_key": "k"},
+                       log_dir=str(tmp_path / "logs"), display="none")[0]
+    sent = base64.b64decode(server.requests[0]["messages"][0]["content"][1]["image_url"]["url"].split(",", 1)[1])
+    assert Image.open(io.BytesIO(sent)).format == "JPEG"
+    preds = tmp_path / "p.jsonl"
+    assert rose_export(["predictions", "inspect", log.location, "--output", str(preds)]) == 0
+    assert "WARNING: benchmark changed: images re-encoded as JPEG" in capsys.readouterr().err
+    manifest = json.loads(preds.with_name("p.manifest.json").read_text(encoding="utf-8"))
+    assert manifest["sent"]["images"]["formats"] == {"jpeg": 2}
+    assert manifest["sent"]["images"]["source"].startswith("re-encoded by the task")
+    assert [p["raw_text"] for p in read_rows(preds)] == ["COUNT(1)"] * 2
