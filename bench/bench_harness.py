@@ -14,10 +14,8 @@ temporary folder. Reports median wall and CPU seconds, and per test item:
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -28,17 +26,7 @@ from rose_eval.harness.vlmevalkit import export_tsv, read_result_file
 from rose_eval.io import read_parquet
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_eval import _cpu  # noqa: E402 - the bench folder is not a package
-
-
-def timed(fn, repeats: int) -> tuple[float, float]:
-    walls, cpus = [], []
-    for _ in range(repeats):
-        start, cpu = time.perf_counter(), _cpu()
-        fn()
-        walls.append(time.perf_counter() - start)
-        cpus.append(_cpu() - cpu)
-    return statistics.median(walls), statistics.median(cpus)
+from bench_eval import timed  # noqa: E402 - the bench folder is not a package
 
 
 def main() -> None:

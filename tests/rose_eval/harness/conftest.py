@@ -12,7 +12,7 @@ import pytest
 
 from rose_gen.config import load_config
 from rose_gen.pipeline import generate_release
-from tests.rose_eval.runners.conftest import start_chat_server, stop_chat_server
+from tests.rose_eval.runners.conftest import chat_servers
 
 SUBSETS = ("glyph", "emoji_style", "emoji_content", "pixel_edit", "pixel_content")
 
@@ -40,13 +40,5 @@ def test_rows(release) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def module_chat_server():
     """The runner tests' local server, startable once per module: ``srv = module_chat_server(script)``."""
-    started = []
-
-    def start(script):
-        state, server = start_chat_server(script)
-        started.append(server)
-        return state
-
-    yield start
-    for server in started:
-        stop_chat_server(server)
+    with chat_servers() as start:
+        yield start

@@ -11,7 +11,8 @@ import io
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -270,9 +271,9 @@ def stop_chat_server(server: ThreadingHTTPServer) -> None:
     server.server_close()
 
 
-@pytest.fixture
-def chat_server():
-    """Start servers on demand: ``srv = chat_server(script)``; all are shut down after the test."""
+@contextmanager
+def chat_servers() -> Iterator[Callable[[Callable[[int, dict[str, Any], dict[str, str]], Reply]], ChatServer]]:
+    """``start(script)`` starts a server; every one started is shut down on exit."""
     started: list[ThreadingHTTPServer] = []
 
     def start(script: Callable[[int, dict[str, Any], dict[str, str]], Reply]) -> ChatServer:
@@ -280,6 +281,15 @@ def chat_server():
         started.append(server)
         return state
 
-    yield start
-    for server in started:
-        stop_chat_server(server)
+    try:
+        yield start
+    finally:
+        for server in started:
+            stop_chat_server(server)
+
+
+@pytest.fixture
+def chat_server():
+    """Start servers on demand: ``srv = chat_server(script)``; all are shut down after the test."""
+    with chat_servers() as start:
+        yield start
