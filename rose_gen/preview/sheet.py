@@ -28,7 +28,7 @@ THUMB = 360  # side of the square box the base and cue images are fitted into
 ZOOM = 4  # tile magnification for glyph and emoji cells (42-64 px)
 TILE_MAX = 320  # ... but a magnified tile stays within this many px (pixel-art cells: 2x)
 TEXT_W = 440
-CAPTION_LINES = 2
+CAPTION_LINES = 4
 MAX_EXCEPTION_TILES = 2
 MARK_RGB = (255, 0, 200)
 FRAME_RGB = (0, 0, 0)
@@ -107,8 +107,8 @@ def shown_tiles(view: SceneView, checks: Sequence[CellCheck], cells: np.ndarray)
 
 def _caption(draw: ImageDraw.ImageDraw, font: TextFont, box: Box, lines: Sequence[str]) -> None:
     y = box.y + box.h + 4
-    for line in lines[:CAPTION_LINES]:
-        text = next(wrap(font.clean(line), font, max(box.w, THUMB)), "")
+    wrapped = [part for line in lines for part in wrap(font.clean(line), font, box.w - 4)]
+    for text in wrapped[:CAPTION_LINES]:
         draw.text((box.x, y), text, font=font.font, fill=MUTED)
         y += font.size + 4
 
@@ -207,12 +207,12 @@ def render_sheet(root: Path, views: Sequence[SceneView], title: str, subtitle: s
             draw.rectangle((box.x - 1, box.y - 1, box.x + box.w, box.y + box.h), outline=RULE, width=1)
             check = by_cell.get((r, c))
             if check is None:
-                caption = [f"majority R{r},C{c} ({zoom}×)", ""]
+                caption = [f"majority R{r},C{c}", f"{zoom}× nearest neighbour"]
             else:
                 kind = "least similar" if i == 2 else "most similar" if len(tile_cells) > 2 else \
                     "the only one" if len(checks) == 1 else f"all {len(checks)} alike"
-                caption = [f"exception R{r},C{c} · {kind}",
-                           f"SSIM {check.ssim:.3f} · changed {100 * check.changed_fraction:.1f} %"]
+                caption = [f"exception R{r},C{c}", kind, f"SSIM {check.ssim:.3f}",
+                           f"changed {100 * check.changed_fraction:.1f} %"]
             _caption(draw, small, Box(box.x, y, tile_w, box.h), caption)
             tiles.append(box)
         draw.text((text_x, y), bold.clean(view.scene_id), font=bold.font, fill=INK)
