@@ -43,8 +43,9 @@ def render_index(release: str, sheets: Sequence[SubsetSheet]) -> str:
            f"<h1>Preview of <code>{escape(release)}</code></h1>",
            '<p class="muted">Contact sheets made by <code>rose-gen preview</code> from the release\'s rows and '
            "images only: base image with the exception cells framed in magenta, the cue image as a model sees "
-           "it, the majority tile and the most and least similar exception tiles at 4× with SSIM and changed "
-           "share against the median majority cell (rose-audit's measure).</p>", "<ul>"]
+           "it, the majority tile and the most and least similar exception tiles magnified (nearest neighbour; "
+           "the factor is on each sheet) with SSIM and changed share against the median majority cell "
+           "(rose-audit's measure).</p>", "<ul>"]
     out += [f'<li><a href="#{escape(s.subset)}">{escape(s.subset)}</a>: {len(s.bands)} of {s.scenes_total} '
             f'scenes · <a href="{escape(s.file)}">{escape(s.file)}</a></li>' for s in sheets]
     out.append("</ul>")
