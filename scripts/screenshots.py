@@ -21,7 +21,7 @@ from rose_eval.human.server import HumanServer  # noqa: E402
 from rose_eval.human.session import HumanSession  # noqa: E402
 from rose_eval.runners.dataset import Selection, load_split  # noqa: E402
 from rose_gen.preview.build import build_preview  # noqa: E402
-from tests.browser import launch  # noqa: E402
+from tests.browser import launch_chromium  # noqa: E402
 
 
 def save_small(raw: bytes, path: Path) -> None:
@@ -76,9 +76,13 @@ def human_shot(browser, release: Path, out: Path) -> None:
 def main() -> None:
     release, out = Path(sys.argv[1]), Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    with launch() as browser:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
         preview_shot(browser, release, out)
         human_shot(browser, release, out)
+        browser.close()
 
 
 if __name__ == "__main__":
