@@ -42,17 +42,18 @@ def _section(anchor: str, title: str, *body: object) -> Html:
 
 
 def _gallery(runs: Sequence[ReportRun], config: ReportConfig) -> Html:
-    release = load_release(config.dataset_root, runs)
+    picked = [gallery.sample_failures(run.items, config.gallery, config.seed) for run in runs]
+    wanted = {str(item.get("item_id")) for items in picked for item in items}
+    release = load_release(config.dataset_root, runs, wanted)
     intro = ("Failed items drawn at random (seed "
              f"{config.seed}, up to {config.gallery} per model, templates in turn).")
     if release is None:
         intro += (" The release was not found (no --dataset_root and no readable metadata path "
                   "in the summaries), so images and prompts are missing.")
     parts: list[object] = [el("p", intro, class_="note"), gallery.LEGEND]
-    for run in runs:
-        picked = gallery.sample_failures(run.items, config.gallery, config.seed)
+    for run, items in zip(runs, picked, strict=True):
         cards = []
-        for item in picked:
+        for item in items:
             row = release.row(str(item.get("item_id"))) if release else None
             path = release.image_path(row) if release and row else None
             cards.append(gallery.card(item, row, gallery.item_image(item, row, path)))

@@ -10,7 +10,9 @@ report still renders, with a text-only gallery.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,8 +115,41 @@ def _recorded_metadata(summary: Mapping[str, Any]) -> tuple[Path, Path] | None:
     return root, path
 
 
-def load_release(dataset_root: Path | None, runs: Sequence[ReportRun]) -> Release | None:
-    """The release behind the runs: --dataset_root, else the first recorded metadata path.
+_ITEM_ID = re.compile(r'"item_id"\s*:\s*(?:"([^"\\]*)"|(-?\d+))')
+
+
+def _rows_of(path: Path, wanted: AbstractSet[str]) -> list[Mapping[str, Any]]:
+    """The metadata rows of ``wanted`` items. A JSONL line is decoded only when its item_id
+    is wanted (the gallery needs a few dozen rows of thousands); Parquet is read whole."""
+    if path.suffix.lower() == ".parquet":
+        try:
+            return [r.row for r in read_metadata(path) if str(r.row.get("item_id")) in wanted]
+        except InputError as exc:
+            raise ReportError(exc.one_line()) from None
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: unreadable ({exc}); point --dataset_root at the release "
+                          "the runs were evaluated on") from None
+    rows = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        found = _ITEM_ID.search(line)
+        if found is None or (found.group(1) or found.group(2)) not in wanted:
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ReportError(f"{path}:{line_no}: invalid JSON ({exc.msg}); fix or "
+                              "regenerate the release") from None
+        if isinstance(row, dict) and str(row.get("item_id")) in wanted:
+            rows.append(row)
+    return rows
+
+
+def load_release(dataset_root: Path | None, runs: Sequence[ReportRun],
+                 wanted: AbstractSet[str]) -> Release | None:
+    """The ``wanted`` rows of the release behind the runs: --dataset_root, else the first
+    recorded metadata path (plus the release's bridge rows beside it).
 
     None when neither is available. A given --dataset_root that is not a release is an error.
     """
@@ -136,13 +171,11 @@ def load_release(dataset_root: Path | None, runs: Sequence[ReportRun]) -> Releas
         if not found:
             return None
         root = found[0][0]
-        files = list(dict.fromkeys(path for r, path in found if r == root))
+        bridges = [root / d / f"metadata_{s}.jsonl" for s in splits for d in BRIDGE_METADATA_DIRS]
+        files = list(dict.fromkeys([*(path for r, path in found if r == root),
+                                    *(p for p in bridges if p.is_file())]))
     rows: dict[str, Mapping[str, Any]] = {}
     for path in files:
-        try:
-            records = read_metadata(path)
-        except InputError as exc:
-            raise ReportError(exc.one_line()) from None
-        for record in records:
-            rows.setdefault(str(record.row.get("item_id")), record.row)
+        for row in _rows_of(path, wanted):
+            rows.setdefault(str(row.get("item_id")), row)
     return Release(root, rows)

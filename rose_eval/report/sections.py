@@ -66,6 +66,18 @@ def interval(value: Value) -> plots.Interval:
 # ------------------------------------------------------------------------- headline
 
 
+def _verdict(delta: plots.Interval) -> str:
+    point, lo, hi = delta
+    if lo is None or hi is None:
+        return "action falls behind counting (no interval)" if point and point > 0 else \
+            "no gap measured (no interval)"
+    if lo > 0:
+        return "action falls behind counting"
+    if hi < 0:
+        return "action is ahead of counting"
+    return "no reliable gap (the interval contains 0)"
+
+
 def finding(runs: Sequence[ReportRun]) -> Html:
     """The headline in words: each model's counting vs action averages and the gap."""
     lines = []
@@ -75,14 +87,14 @@ def finding(runs: Sequence[ReportRun]) -> Html:
             continue
         c, a, d = (interval(gap[k]) for k in ("Counting Avg.", "Action Avg.", "Delta"))
         ci = f" [{100 * d[1]:.1f}, {100 * d[2]:.1f}]" if d[1] is not None else ""
-        verdict = ("action falls behind counting" if (d[1] if d[1] is not None else d[0]) > 0
-                   else "no reliable gap")
         lines.append(el("p", el("strong", run.name), f": Counting Avg. {100 * c[0]:.1f} %, "
                         f"Action Avg. {100 * a[0]:.1f} %, Δ {100 * d[0]:.1f} points{ci}: "
-                        f"{verdict}."))
+                        f"{_verdict(d)}."))
     if not lines:
         return Html("")
-    return el("div", el("p", el("strong", "Perception to action.")), lines, class_="finding")
+    return el("div", el("p", el("strong", "Perception to action"), " (Δ = Counting Avg. − "
+                            "Action Avg., 95 % scene-cluster interval)"), lines,
+              class_="finding")
 
 
 def table1(runs: Sequence[ReportRun]) -> Html:

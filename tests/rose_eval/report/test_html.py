@@ -156,3 +156,20 @@ def test_missing_matplotlib_names_the_extra(report_inputs, tmp_path) -> None:
         "rose-eval report: error: matplotlib is not installed; install the report extra: "
         "pip install 'rose-toolkit[report]' (environment)")
     assert not out.exists()
+
+
+def test_a_summary_without_analyses_renders_points_only(report_inputs, tmp_path, page,
+                                                        page_log) -> None:
+    bare = tmp_path / "bare"
+    assert main(["--dataset_root", str(report_inputs.release), "--predictions",
+                 str(report_inputs.release.parent / "random.jsonl"), "--out_dir", str(bare),
+                 "--no_analyses"]) == 0
+    out = tmp_path / "bare.html"
+    assert main(["report", str(bare), "--out", str(out), "--gallery", "2"]) == 0
+    page.goto(out.as_uri())
+    assert page_log.console_errors == [] and page_log.page_errors == []
+    assert page.locator("#table1 td .ci").count() == 0  # no bootstrap: no intervals
+    assert page.locator("#table1 td .pt").count() == 5 + 3
+    assert "No perception-to-action analysis" in page.locator("#gap").inner_text()
+    assert page.locator(".finding").count() == 0
+    assert page.locator("#gallery img").count() == 2
