@@ -33,7 +33,7 @@ DISPLAY_SIDE = 480  # longest side of a gallery image, px
 GOLD = (26, 152, 80)
 HIT = (26, 152, 80)
 MISS = (215, 48, 31)
-VEIL = (24, 28, 40, 120)
+VEIL = (128, 128, 136, 150)  # mid-grey: visible on light and on dark scenes
 REGION = (36, 87, 166)
 OUTSIDE_TARGET = (240, 160, 0)
 
@@ -97,10 +97,13 @@ def overlay(image: Image.Image, item: Item, row: Mapping[str, Any]) -> Image.Ima
     if inside != grid and len(inside) == (r2 - r1 + 1) * (c2 - c1 + 1):  # a rectangle
         draw.rectangle(((c1 - 1) * cw, (r1 - 1) * ch, c2 * cw - 1, r2 * ch - 1),
                        outline=REGION, width=max(2, line // 2))
+    halo = (255, 255, 255)  # a white rim keeps frames visible on dark tiles
     for cell in sorted(coord_set(item.get("out_region_target_cells") or [])):
+        draw.rectangle(box(cell, line / 2 - 1), outline=halo, width=max(2, line // 2) + 2)
         draw.rectangle(box(cell, line / 2), outline=OUTSIDE_TARGET, width=max(2, line // 2))
     gold = coord_set(item.get("gt_clicks") or [])
     for cell in sorted(gold):
+        draw.rectangle(box(cell, line / 2 - 1), outline=halo, width=line + 2)
         draw.rectangle(box(cell, line / 2), outline=GOLD, width=line)
     # A click is a dot in the cell's upper-left corner, so the tile itself stays visible.
     radius = max(3.0, min(cw, ch) * 0.15)
@@ -192,7 +195,7 @@ LEGEND = el(
        "click on a gold cell"),
     el("span", el("span", class_="swatch", style="background:#d7301f;border-radius:50%"),
        "click elsewhere"),
-    el("span", el("span", class_="swatch", style="background:#18202a;opacity:.5"),
+    el("span", el("span", class_="swatch", style="background:#a0a0a8"),
        "outside the permitted region (veiled)"),
     el("span", el("span", class_="swatch", style="background:#fff;border:2px solid #2457a6"),
        "permitted region"),

@@ -211,7 +211,7 @@ def comparison(rows: Sequence[tuple[str, Interval, Interval]], best: str,
                 right.errorbar([_pct(diff[0])], [y], xerr=_err(diff), fmt="s", color="#b23b2e",
                                capsize=3)
         left.set_yticks(ys, labels=[short(r[0]) for r in rows])
-        left.set_xlim(0, 100)
+        left.set_xlim(0, 102)
         left.set_xlabel("Avg. PASS % (Table 1), 95% CI")
         left.set_title("Score")
         right.axvline(0, color="#888888", lw=1, ls="--")
