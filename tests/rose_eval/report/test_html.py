@@ -173,3 +173,19 @@ def test_a_summary_without_analyses_renders_points_only(report_inputs, tmp_path,
     assert "No perception-to-action analysis" in page.locator("#gap").inner_text()
     assert page.locator(".finding").count() == 0
     assert page.locator("#gallery img").count() == 2
+
+
+def test_a_hostile_model_name_is_text_in_tables_and_figures(report_inputs, tmp_path, page,
+                                                            page_log) -> None:
+    name = "<i>$x^2$</i> & co"
+    evaluated = tmp_path / "named"
+    assert main(["--dataset_root", str(report_inputs.release), "--predictions",
+                 str(report_inputs.release.parent / "random.jsonl"), "--out_dir",
+                 str(evaluated), "--display_name", name, "--n_boot", "50"]) == 0
+    out = tmp_path / "named.html"
+    assert main(["report", str(evaluated), str(report_inputs.eval_dirs["oracle"]), "--out",
+                 str(out), "--gallery", "1", "--n_boot", "50"]) == 0
+    page.goto(out.as_uri())
+    assert page_log.console_errors == [] and page.locator("main i").count() == 0
+    assert page.locator("#table2 tbody th").first.inner_text() == name
+    assert page.locator("#gap svg text", has_text="$x^2$").count() == 1  # no mathtext
