@@ -1,6 +1,6 @@
 """Remake the README screenshots of ``rose-gen preview`` and ``rose-human`` (headless Chromium).
 
-    python scripts/screenshots.py RELEASE OUT_DIR      # e.g. out/mini docs/screenshots
+    .venv/bin/python scripts/screenshot_preview_human.py RELEASE OUT_DIR   # e.g. out/mini docs/screenshots
 
 RELEASE is a generated release (``rose-gen profile=mini output_dir=out/mini``). The PNGs are
 reduced to a 256-colour palette so each stays well under 200 KB.
