@@ -229,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "line); update rose-toolkit", file=sys.stderr)
             return EXIT_INPUT_ERROR
         return int(compare_main(argv[1:]) or 0)
+    if argv and argv[0] == "report":  # the HTML report (rose_eval/report/html.py)
+        from rose_eval.report.html import main as report_main
+
+        return report_main(argv[1:])
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:
