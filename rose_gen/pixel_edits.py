@@ -469,6 +469,12 @@ def name_position(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little")
 
 
+def plan_named_edit(rgba: np.ndarray, name: str, seed: int = 0) -> PlannedEdit | None:
+    """The verified edit of a sprite outside the manifests (a user's file), seeded by its name."""
+    rng = edit_rng(seed, f"user-{name}")
+    return plan_edit(rgba, rng, kind_order(name_position(name), rng))
+
+
 # ---------------------------------------------------------------------------- pool
 
 

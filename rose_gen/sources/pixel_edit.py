@@ -99,8 +99,7 @@ class PixelEditSource(px.PixelPoolSource):
                 raise px.PixelAssetError(f"{opts.user_list}: {name} has the same pixels as {seen[digest]}; "
                                          "list each sprite once")
             seen[digest] = name
-            rng = pe.edit_rng(0, f"user-{name}")
-            planned = pe.plan_edit(pixels, rng, pe.kind_order(pe.name_position(name), rng))
+            planned = pe.plan_named_edit(pixels, name)
             if planned is None:
                 raise px.PixelAssetError(f"{folder / name}: no local edit of this sprite is visible at "
                                          f"{px.MIN_CELL_SIZE} px cells; remove it from {opts.user_list}")
