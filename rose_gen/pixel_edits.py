@@ -17,10 +17,12 @@ pixels. Ten kinds, in two classes:
 
 An edit is recorded as its kind, its anchor and the explicit list of changed pixels
 (``[y, x, r, g, b, a]``), so applying it is exact. :func:`plan_edit` tries the kinds in
-the order it is given (the builder rotates the order over the pool so the kinds are
-balanced) and keeps the first draw that (1) clears the visibility thresholds at the
-smallest cell (:func:`rose_gen.pixel_assets.clears_visibility`), and (2) does not pop
-out: no third-by-third block of the 120 px tile changes its mean colour by more than
+the order it is given (the builder puts the least-used kinds first so they are balanced)
+and keeps the first draw that (1) keeps every changed pixel :data:`EDGE_MARGIN` source
+pixels away from the cell border (an edit there reads as part of the neighbouring cell),
+(2) clears the visibility thresholds at the smallest cell
+(:func:`rose_gen.pixel_assets.clears_visibility`), and (3) does not pop out: no
+third-by-third block of the 120 px tile changes its mean colour by more than
 :data:`POP_OUT_LIMIT` (:mod:`rose_gen.pixel_metrics`).
 """
 
@@ -46,6 +48,7 @@ EDIT_KINDS: tuple[str, ...] = COLOUR_KINDS + SHAPE_KINDS
 POP_OUT_LIMIT = 10.0  # the audit's pop-out line is 12; keep a margin
 MAX_SHARE = 0.06  # an edit changes at most this share of the sprite's ink (and at least MIN_PIXELS)
 MIN_PIXELS = 6
+EDGE_MARGIN = 3  # no edit pixel this close (source pixels) to the canvas edge, i.e. the cell border
 _CROSS = ndimage.generate_binary_structure(2, 1)
 _DIRS = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
@@ -411,10 +414,15 @@ class PlannedEdit:
 
 def check_edit(rgba: np.ndarray, edit: EditSpec, *, cell_size: int = px.MIN_CELL_SIZE,
                margin: float = px.EDIT_MARGIN, pop_out: float = POP_OUT_LIMIT) -> PlannedEdit | None:
-    """The edit's measurements when it is local, visible and does not pop out (else None)."""
+    """The edit's measurements when it is local, off the cell border (:data:`EDGE_MARGIN`),
+    visible and does not pop out (else None)."""
     n_solid = int(px.solid_mask(rgba).sum())
     if not MIN_PIXELS <= edit.size <= max(MIN_PIXELS, int(np.ceil(MAX_SHARE * n_solid))):
         return None
+    h, w = rgba.shape[:2]
+    if any(not (EDGE_MARGIN <= y < h - EDGE_MARGIN and EDGE_MARGIN <= x < w - EDGE_MARGIN)
+           for y, x, *_ in edit.pixels):
+        return None  # at the cell border an edit reads as part of the neighbouring cell
     edited = apply_edit(rgba, edit)
     a, b = px.render_sprite(rgba, cell_size), px.render_sprite(edited, cell_size)
     diff = px.tile_difference(a, b)

@@ -63,7 +63,18 @@ def test_planned_edits_are_seeded_visible_and_never_pop_out():
         assert px.clears_visibility(px.tile_difference(a, b), px.EDIT_MARGIN)
         assert block_delta_e(np.asarray(a), np.asarray(b)) <= pe.POP_OUT_LIMIT
         assert planned.changed_pixels <= max(pe.MIN_PIXELS, np.ceil(pe.MAX_SHARE * px.solid_mask(sprite).sum()))
+        assert all(pe.EDGE_MARGIN <= v < 32 - pe.EDGE_MARGIN for y, x, *_ in planned.edit.pixels for v in (y, x))
     assert len(kinds) >= 6
+
+
+def test_an_edit_at_the_cell_border_is_refused():
+    sprite = np.zeros((32, 32, 4), dtype=np.uint8)
+    sprite[4:28, 0:30] = (90, 60, 30, 255)
+    sprite[4:28, 0:30:3] = (200, 160, 90, 255)
+    inner = pe.EditSpec("remove", (10, 10), tuple((y, x, 0, 0, 0, 0) for y in range(8, 14) for x in range(8, 11)))
+    border = pe.EditSpec("remove", (10, 0), tuple((y, x, 0, 0, 0, 0) for y in range(8, 14) for x in range(0, 3)))
+    assert pe.check_edit(sprite, inner) is not None
+    assert pe.check_edit(sprite, border) is None
 
 
 def test_the_planner_gives_up_rather_than_lowering_the_bar():
@@ -104,6 +115,7 @@ def test_manifest_edits_are_in_palette_local_visible_and_balanced():
         edited = pe.apply_edit(pixels, edit)
         _assert_in_palette(pixels, edited)
         assert base["changed_pixels"] == edit.size == int((pixels != edited).any(-1).sum())
+        assert all(pe.EDGE_MARGIN <= v < 32 - pe.EDGE_MARGIN for y, x, *_ in edit.pixels for v in (y, x))
         assert px.pixel_sha256(edited) == base["edited_sha256"]
         a, b = px.render_sprite(pixels, px.MIN_CELL_SIZE), px.render_sprite(edited, px.MIN_CELL_SIZE)
         assert is_visible(px.tile_difference(a, b))
