@@ -1,6 +1,6 @@
 """Pixel-art sprite library for ROSE-PixelEdit and ROSE-PixelContent.
 
-Three clearly separated sprite sources, all reduced to RGBA ``uint8`` arrays:
+Four clearly separated sprite sources, all reduced to RGBA ``uint8`` arrays:
 
 - ``crawl``: Dungeon Crawl Stone Soup tiles from Debian's ``crawl-tiles-data``. The
   atlases are packed by Crawl's tile packer: each 32x32 tile is trimmed to its bounding
@@ -9,14 +9,17 @@ Three clearly separated sprite sources, all reduced to RGBA ``uint8`` arrays:
   ``feat``) by alpha connected components, splitting components larger than one tile
   with guillotine cuts along the line that crosses the fewest opaque pixel contacts.
   Pieces are centred on a 32x32 canvas, near-empty pieces are dropped and duplicates
-  (same canonical pixels) removed.
+  (same canonical pixels) removed; what is not one whole object is screened out
+  (:mod:`rose_gen.pixel_pool`).
+- ``cdda``: the Cataclysm DDA MshockXotto+ tileset from Debian's ``cataclysm-dda-data``,
+  a named 32 px grid (:mod:`rose_gen.pixel_cdda`).
 - ``procedural``: a deterministic family generator (palette ramps, mirrored silhouette,
   outline, light-from-top-left shading); every draw comes from :mod:`rose_gen.rng`.
 - ``user``: a folder of PNGs plus a list file, checked the same way (readable, not
   near-empty, optional ``SHA256SUMS`` checksums).
 
-Local edits (PixelEdit) live in :mod:`rose_gen.pixel_edits`; the pool screen (one whole
-object per sprite) in :mod:`rose_gen.pixel_pool`.
+Local edits (PixelEdit) live in :mod:`rose_gen.pixel_edits`, PixelContent pair choice in
+:mod:`rose_gen.pixel_pairs`, the shortcut measures in :mod:`rose_gen.pixel_metrics`.
 """
 
 from __future__ import annotations
