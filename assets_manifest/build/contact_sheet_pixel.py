@@ -21,7 +21,7 @@ import numpy as np
 from PIL import Image
 
 from rose_gen import pixel_assets as px
-from rose_gen import pixel_edits as pe
+from rose_gen.pixel_edit_kinds import EDIT_KINDS
 from rose_gen.sources.pixel_content import PixelContentSource
 from rose_gen.sources.pixel_edit import PixelEditSource
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         cell = px.MIN_CELL_SIZE
         pool = edit.pool({"sprites": ["crawl", "cdda", "procedural"]})
         grid(edit_tiles(edit, evenly(pool, args.n), cell), 12).save(args.out / "pixel_edit.png")
-        for kind in pe.EDIT_KINDS:
+        for kind in EDIT_KINDS:
             of_kind = [p for p in pool if p.row_fields["edit_kind"] == kind]
             grid(edit_tiles(edit, evenly(of_kind, 16), cell), 12).save(args.out / f"pixel_edit_{kind}.png")
 

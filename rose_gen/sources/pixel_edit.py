@@ -12,7 +12,7 @@ measured when the edit was verified.
 
 Row fields: v0.1's ``pair_key`` and ``asset_resize_mode`` first, then ours:
 ``sprite_source``, ``sprite_family``, ``majority_variant``, ``edit_kind`` (one of
-:data:`rose_gen.pixel_edits.EDIT_KINDS`), ``edit_class`` (``colour`` / ``shape``),
+:data:`rose_gen.pixel_edit_kinds.EDIT_KINDS`), ``edit_class`` (``colour`` / ``shape``),
 ``edit_pixels``, ``edit_fraction``, ``edit_anchor`` and ``edit_visibility``.
 
 Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.PixelPoolOptions`.
@@ -30,6 +30,7 @@ from PIL import Image
 from rose_eval.vocab import SUBSET_ID_PREFIX
 from rose_gen import pixel_assets as px
 from rose_gen import pixel_edits as pe
+from rose_gen.pixel_edit_kinds import EditSpec
 from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
 
 EDITED_SUFFIX = "+edit"
@@ -122,7 +123,7 @@ class PixelEditSource(px.PixelPoolSource):
         """The majority or target sprite, nearest-neighbour stretched to ``cell_size``."""
         name = self.role_name(pair, role)
         if name.endswith(EDITED_SUFFIX):
-            pixels = pe.edited_pixels(pair.render, pe.EditSpec.from_json(pair.render["edit"]))
+            pixels = pe.edited_pixels(pair.render, EditSpec.from_json(pair.render["edit"]))
         else:
             pixels = px.render_pixels(pair.render)
         return px.render_sprite(pixels, cell_size)

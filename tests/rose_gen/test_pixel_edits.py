@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-import pytest
 
 from rose_gen import pixel_assets as px
+from rose_gen import pixel_edit_kinds as ek
 from rose_gen import pixel_edits as pe
 from rose_gen.pixel_metrics import block_delta_e
 from rose_gen.visibility import is_visible
@@ -33,23 +33,6 @@ def _crawl_sprites(n: int = 12) -> list[np.ndarray]:
     return [library.pixels(sid) for sid in ids[:: len(ids) // n][:n]]
 
 
-@pytest.mark.parametrize("kind", pe.EDIT_KINDS)
-def test_every_kind_uses_only_the_sprites_own_colours_and_stays_small(kind):
-    made = 0
-    for i, sprite in enumerate(SPRITES + _crawl_sprites()):
-        rng = pe.edit_rng(1, f"{kind}-{i}")
-        for _ in range(6):
-            edit = pe.KIND_PLANNERS[kind](sprite, rng)
-            if edit is None:
-                continue
-            made += 1
-            assert edit.kind == kind
-            edited = pe.apply_edit(sprite, edit)
-            _assert_in_palette(sprite, edited)
-            assert int((sprite != edited).any(axis=-1).sum()) == edit.size
-    assert made >= 3, f"{kind} could not be drawn on these sprites"
-
-
 def test_planned_edits_are_seeded_visible_and_never_pop_out():
     kinds = set()
     for i, sprite in enumerate(SPRITES * 3):
@@ -58,11 +41,11 @@ def test_planned_edits_are_seeded_visible_and_never_pop_out():
         assert planned == pe.plan_edit(sprite, pe.edit_rng(0, f"t{i}"), order)
         assert planned is not None
         kinds.add(planned.edit.kind)
-        edited = pe.apply_edit(sprite, planned.edit)
+        edited = ek.apply_edit(sprite, planned.edit)
         a, b = px.render_sprite(sprite, px.MIN_CELL_SIZE), px.render_sprite(edited, px.MIN_CELL_SIZE)
         assert px.clears_visibility(px.tile_difference(a, b), px.EDIT_MARGIN)
         assert block_delta_e(np.asarray(a), np.asarray(b)) <= pe.POP_OUT_LIMIT
-        assert planned.changed_pixels <= max(pe.MIN_PIXELS, np.ceil(pe.MAX_SHARE * px.solid_mask(sprite).sum()))
+        assert planned.changed_pixels <= max(ek.MIN_PIXELS, np.ceil(ek.MAX_SHARE * px.solid_mask(sprite).sum()))
         assert all(pe.EDGE_MARGIN <= v < 32 - pe.EDGE_MARGIN for y, x, *_ in planned.edit.pixels for v in (y, x))
     assert len(kinds) >= 6
 
@@ -71,8 +54,8 @@ def test_an_edit_at_the_cell_border_is_refused():
     sprite = np.zeros((32, 32, 4), dtype=np.uint8)
     sprite[4:28, 0:30] = (90, 60, 30, 255)
     sprite[4:28, 0:30:3] = (200, 160, 90, 255)
-    inner = pe.EditSpec("remove", (10, 10), tuple((y, x, 0, 0, 0, 0) for y in range(8, 14) for x in range(8, 11)))
-    border = pe.EditSpec("remove", (10, 0), tuple((y, x, 0, 0, 0, 0) for y in range(8, 14) for x in range(0, 3)))
+    inner = ek.EditSpec("remove", (10, 10), tuple((y, x, 0, 0, 0, 0) for y in range(8, 14) for x in range(8, 11)))
+    border = ek.EditSpec("remove", (10, 0), tuple((y, x, 0, 0, 0, 0) for y in range(8, 14) for x in range(0, 3)))
     assert pe.check_edit(sprite, inner) is not None
     assert pe.check_edit(sprite, border) is None
 
@@ -87,23 +70,11 @@ def test_the_planner_gives_up_rather_than_lowering_the_bar():
     assert pe.plan_edit(sprite, pe.edit_rng(0, "x"), pop_out=0.0, attempts=3) is None
 
 
-def test_edit_json_round_trip_and_bad_edits_are_refused():
-    planned = pe.plan_edit(SPRITES[0], pe.edit_rng(0, "j"))
-    assert planned is not None
-    again = pe.EditSpec.from_json(planned.edit.to_json())
-    assert again == planned.edit
-    assert np.array_equal(pe.apply_edit(SPRITES[0], again), pe.apply_edit(SPRITES[0], planned.edit))
-    with pytest.raises(ValueError, match="unknown edit kind"):
-        pe.apply_edit(SPRITES[0], pe.EditSpec("recolour", (0, 0), ((0, 0, 1, 2, 3, 255),)))
-    with pytest.raises(ValueError, match="outside"):
-        pe.apply_edit(SPRITES[0], pe.EditSpec("add", (0, 0), ((40, 0, 1, 2, 3, 255),)))
-
-
 def test_kind_order_puts_the_least_used_kinds_first():
-    used = {k: 5 for k in pe.EDIT_KINDS} | {"trim": 1, "erase": 2}
+    used = {k: 5 for k in ek.EDIT_KINDS} | {"trim": 1, "erase": 2}
     order = pe.kind_order(3, np.random.default_rng(0), used)
-    assert order[:2] == ("trim", "erase") and sorted(order) == sorted(pe.EDIT_KINDS)
-    assert pe.kind_order(12, np.random.default_rng(0))[0] == pe.EDIT_KINDS[12 % len(pe.EDIT_KINDS)]
+    assert order[:2] == ("trim", "erase") and sorted(order) == sorted(ek.EDIT_KINDS)
+    assert pe.kind_order(12, np.random.default_rng(0))[0] == ek.EDIT_KINDS[12 % len(ek.EDIT_KINDS)]
 
 
 def test_manifest_edits_are_in_palette_local_visible_and_balanced():
@@ -111,8 +82,8 @@ def test_manifest_edits_are_in_palette_local_visible_and_balanced():
     bases = px.load_pixel_manifest("pixel_edit_bases")["bases"]
     for base in bases[:: max(1, len(bases) // 60)]:
         pixels = library.pixels(base["sprite"])
-        edit = pe.EditSpec.from_json(base["edit"])
-        edited = pe.apply_edit(pixels, edit)
+        edit = ek.EditSpec.from_json(base["edit"])
+        edited = ek.apply_edit(pixels, edit)
         _assert_in_palette(pixels, edited)
         assert base["changed_pixels"] == edit.size == int((pixels != edited).any(-1).sum())
         assert all(pe.EDGE_MARGIN <= v < 32 - pe.EDGE_MARGIN for y, x, *_ in edit.pixels for v in (y, x))
@@ -121,9 +92,9 @@ def test_manifest_edits_are_in_palette_local_visible_and_balanced():
         assert is_visible(px.tile_difference(a, b))
         assert block_delta_e(np.asarray(a), np.asarray(b)) <= pe.POP_OUT_LIMIT
     kinds = Counter(b["edit"]["kind"] for b in bases if b["source"] == "crawl")
-    assert set(kinds) == set(pe.EDIT_KINDS)
+    assert set(kinds) == set(ek.EDIT_KINDS)
     crawl = sum(kinds.values())
-    assert sum(kinds[k] for k in pe.SHAPE_KINDS) >= 0.5 * crawl
+    assert sum(kinds[k] for k in ek.SHAPE_KINDS) >= 0.5 * crawl
     assert max(kinds.values()) <= 0.25 * crawl
 
 

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from rose_gen import pixel_assets as px
-from rose_gen import pixel_edits as pe
+from rose_gen import pixel_edit_kinds as ek
 from rose_gen.pixel_metrics import POP_OUT_DELTA_E, block_delta_e, changed_share, off_palette_share
 from rose_gen.sources.base import SOURCES, VisualSource
 from rose_gen.sources.pixel_edit import PixelEditSource
@@ -83,9 +83,9 @@ def test_rows_record_the_edit_kind_and_class_after_the_v0_1_fields():
     assert keys.index("edit_class") == keys.index("edit_kind") + 1
     for p in pool:
         kind = p.row_fields["edit_kind"]
-        assert kind in pe.EDIT_KINDS
-        assert p.row_fields["edit_class"] == ("colour" if kind in pe.COLOUR_KINDS else "shape")
-    assert {p.row_fields["edit_kind"] for p in pool} == set(pe.EDIT_KINDS)
+        assert kind in ek.EDIT_KINDS
+        assert p.row_fields["edit_class"] == ("colour" if kind in ek.COLOUR_KINDS else "shape")
+    assert {p.row_fields["edit_kind"] for p in pool} == set(ek.EDIT_KINDS)
 
 
 def test_row_fields_match_v0_1_pixel_fields():
