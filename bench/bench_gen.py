@@ -52,10 +52,12 @@ import importlib
 import io
 import json
 import multiprocessing
+import os
 import resource
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -64,7 +66,7 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rose_gen.config import load_config  # noqa: E402
+from rose_gen.config import compose_config, load_config  # noqa: E402
 from rose_gen.pipeline import generate_release  # noqa: E402
 from rose_gen.sources import SOURCES, load_sources  # noqa: E402
 
@@ -132,6 +134,68 @@ def png_floor(release: Path, workers: int) -> tuple[float, int]:
     return max(times), len(images)
 
 
+def _tree_rss_mb(pid: int) -> tuple[float, float]:
+    """(RSS of ``pid``, RSS of ``pid`` and all its descendants) in MB, read from /proc."""
+    def rss(p: int) -> float:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    def children(p: int) -> list[int]:
+        out: list[int] = []
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{p}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    out += [int(c) for c in (task / "children").read_text().split()]
+        return out
+
+    main = rss(pid)
+    total, todo = main, children(pid)
+    while todo:
+        kid = todo.pop()
+        total += rss(kid)
+        todo += children(kid)
+    return main, total
+
+
+class RssSampler:
+    """Peak RSS of this process and of this process plus its workers, sampled every 50 ms."""
+
+    def __init__(self) -> None:
+        self.peak_main = self.peak_total = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            main, total = _tree_rss_mb(os.getpid())
+            self.peak_main, self.peak_total = max(self.peak_main, main), max(self.peak_total, total)
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def scale_overrides(profile: str, scale: int) -> list[str]:
+    """Overrides multiplying every subset's scene and dev-scene counts of ``profile`` by ``scale``."""
+    if scale == 1:
+        return []
+    cfg = compose_config([f"profile={profile}"])
+    out = []
+    for key, sub in cfg.subset.items():
+        out += [f"subset.{key}.scenes={sub.scenes * scale}", f"subset.{key}.dev_scenes={sub.dev_scenes * scale}"]
+    return out
+
+
 def _cpu() -> tuple[float, float]:
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
@@ -143,35 +207,48 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="release folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the release")
+    parser.add_argument("--scale", type=int, default=1, help="multiply every subset's scene counts (4: 4x v0.1)")
+    parser.add_argument("--no-floor", action="store_true", help="skip the PNG-encode floor (memory runs)")
     args = parser.parse_args()
 
     overrides, plugins, fallback = pick_sources()
     tmp = Path(tempfile.mkdtemp(prefix="rose-bench-"))
     out = args.out or tmp / "release"
     config = load_config([f"profile={args.profile}", f"output_dir={out}", f"workers={args.workers}",
-                          "progress=false", "overwrite=true", f"plugins=[{','.join(plugins)}]", *overrides])
+                          "progress=false", "overwrite=true", f"plugins=[{','.join(plugins)}]", *overrides,
+                          *scale_overrides(args.profile, args.scale)])
+    load_before = os.getloadavg()
     cpu0 = _cpu()
     t0 = time.perf_counter()
-    result = generate_release(config)
+    with RssSampler() as sampler:
+        result = generate_release(config)
     wall = time.perf_counter() - t0
     cpu1 = _cpu()
+    load_after = os.getloadavg()
     rss_main = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rss_child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     t1 = time.perf_counter()
-    floor, n_images = png_floor(result.path, args.workers)
+    if args.no_floor:
+        floor, n_images = float("nan"), 2 * result.scenes
+    else:
+        floor, n_images = png_floor(result.path, args.workers)
     floor_wall = time.perf_counter() - t1
     cpu2 = _cpu()
     gen_cpu = (cpu1[0] - cpu0[0]) + (cpu1[1] - cpu0[1])
     size = sum(p.stat().st_size for p in result.path.rglob("*") if p.is_file())
     figures = {
         "profile": args.profile,
+        "scale": args.scale,
         "workers": args.workers,
+        "load_avg_1min_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
         "scenes": result.scenes,
         "images": n_images,
         "wall_s": round(wall, 2),
         "images_per_s": round(n_images / wall, 2),
         "peak_rss_main_mb": round(rss_main, 1),
         "peak_rss_worker_mb": round(rss_child, 1),
+        "peak_rss_main_sampled_mb": round(sampler.peak_main, 1),
+        "peak_rss_main_plus_workers_mb": round(sampler.peak_total, 1),
         "png_floor_s": round(floor, 2),
         "wall_over_floor": round(wall / floor, 2),
         "cpu_s": round(gen_cpu, 1),
