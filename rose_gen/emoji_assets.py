@@ -400,7 +400,7 @@ def art_box(cell_size: int) -> tuple[int, int]:
     return pad, cell_size - 2 * pad
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=64)  # reuse is within a scene; a large cache only grows with the release
 def _cached_tile(vendor_name: str, key: str, path: str, sha256: str, size: int) -> bytes:
     """RGB tile bytes; the key includes the asset's sha256 and the size."""
     vendor = EMOJI_VENDORS.get(vendor_name)
