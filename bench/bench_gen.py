@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import io
 import json
 import multiprocessing
 import os
@@ -68,6 +67,7 @@ sys.path.insert(0, str(ROOT))
 
 from rose_gen.config import compose_config, load_config  # noqa: E402
 from rose_gen.pipeline import generate_release  # noqa: E402
+from rose_gen.render import picture_png  # noqa: E402
 from rose_gen.sources import SOURCES, load_sources  # noqa: E402
 
 REAL_SOURCES = {  # subset key -> (module, registry name)
@@ -101,21 +101,20 @@ def pick_sources() -> tuple[list[str], list[str], list[str]]:
     return overrides, plugins, fallback
 
 
-def _encode_share(paths: list[str]) -> float:
+def _encode_share(paths: list[str], level: int) -> float:
     total = 0.0
     for path in paths:
         with Image.open(path) as im:
             im.load()
             rgb = im.convert("RGB")
-        buf = io.BytesIO()
         t0 = time.perf_counter()
-        rgb.save(buf, format="PNG", compress_level=1)
+        picture_png(rgb, level)  # the generator's own encoder and settings
         total += time.perf_counter() - t0
     return total
 
 
-def png_floor(release: Path, workers: int) -> tuple[float, int]:
-    """Slowest worker's time to PNG-encode its share of the release's images at level 1."""
+def png_floor(release: Path, workers: int, level: int = 1) -> tuple[float, int]:
+    """Slowest worker's time to PNG-encode its share of the release's images (the release's zlib level)."""
     images = sorted(release.joinpath("images").rglob("*.png"))
     sized = []
     for p in images:
@@ -128,9 +127,9 @@ def png_floor(release: Path, workers: int) -> tuple[float, int]:
         shares[i].append(path)
         loads[i] += pixels
     if workers == 1:
-        return _encode_share(shares[0]), len(images)
+        return _encode_share(shares[0], level), len(images)
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        times = pool.map(_encode_share, shares)
+        times = pool.starmap(_encode_share, [(share, level) for share in shares])
     return max(times), len(images)
 
 
@@ -231,7 +230,7 @@ def main() -> None:
     if args.no_floor:
         floor, n_images = float("nan"), 2 * result.scenes
     else:
-        floor, n_images = png_floor(result.path, args.workers)
+        floor, n_images = png_floor(result.path, args.workers, config.render.png_compress_level)
     floor_wall = time.perf_counter() - t1
     cpu2 = _cpu()
     gen_cpu = (cpu1[0] - cpu0[0]) + (cpu1[1] - cpu0[1])
