@@ -41,7 +41,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rose_eval.vocab import SPLITS, TEMPLATE_ORDER, ordered_subsets
-from rose_gen.parquet_export import write_split
+from rose_gen.parquet_export import parquet_names, read_rows, write_parquet
 from rose_gen.release_card import dataset_card, licenses_text
 from rose_gen.release_features import ColumnCollector, describe
 from rose_gen.schema import SceneRows
@@ -240,19 +240,28 @@ class AtomicFolder:
 
 
 class _JsonlSink:
-    """One JSONL file written line by line and hashed on the way."""
+    """One JSONL file written line by line and hashed on the way.
 
-    def __init__(self, path: Path) -> None:
+    ``offsets[k]`` is the byte offset of row ``k * every`` (where each Parquet file's rows start).
+    """
+
+    def __init__(self, path: Path, every: int = 0) -> None:
         self.path = path
         self.fh = open(path, "wb")  # noqa: SIM115 - closed by ReleaseWriter.close
         self.digest = hashlib.sha256()
         self.rows = 0
+        self.size = 0
+        self.every = every
+        self.offsets = [0]
 
     def write(self, row: Mapping[str, Any]) -> None:
+        if self.every and self.rows and self.rows % self.every == 0:
+            self.offsets.append(self.size)
         data = (json_line(row) + "\n").encode("utf-8")
         self.digest.update(data)
         self.fh.write(data)
         self.rows += 1
+        self.size += len(data)
 
     def close(self) -> None:
         if not self.fh.closed:
@@ -283,9 +292,9 @@ class ReleaseWriter(AtomicFolder):
         for sink in self.sinks.values():
             sink.close()
 
-    def _sink(self, rel: str) -> _JsonlSink:
+    def _sink(self, rel: str, every: int = 0) -> _JsonlSink:
         if rel not in self.sinks:
-            self.sinks[rel] = _JsonlSink(self.target(rel))
+            self.sinks[rel] = _JsonlSink(self.target(rel), every)
         return self.sinks[rel]
 
     def main_file(self, split: str) -> str:
@@ -312,7 +321,7 @@ class ReleaseWriter(AtomicFolder):
             if row["image"] not in self.files:
                 raise ReleaseError(f"row {row['item_id']} names image {row['image']} that the scene did not render")
             split = _split_of(row)
-            self._sink(self.main_file(split)).write(row)
+            self._sink(self.main_file(split), self.settings.parquet_rows_per_file).write(row)
             self.columns[split].add(row)
             self.task_counts[(row["rose_subset"], split, row["task_template"])] += 1
         if rows.main:
@@ -344,18 +353,20 @@ class ReleaseWriter(AtomicFolder):
             self.files[rel] = sink.digest.hexdigest()
         columns = self.columns["dev"].then(self.columns["test"]).columns()
         parquet_files: dict[str, list[str]] = {}
-        if self.settings.parquet:  # one thread per split: pyarrow compresses and writes without the GIL
+        if self.settings.parquet:  # every file a job: pyarrow compresses and writes without the GIL
             s = self.settings
-            with ThreadPoolExecutor(len(SPLITS)) as pool:
-                jobs = {split: pool.submit(write_split, tmp, split, tmp / self.main_file(split),
-                                           self.sinks[self.main_file(split)].rows, columns,
-                                           rows_per_group=s.parquet_rows_per_group,
-                                           rows_per_file=s.parquet_rows_per_file, compression=s.parquet_compression)
-                        for split in SPLITS}
-                for split, job in jobs.items():
-                    written = job.result()
-                    self.files.update(written)
-                    parquet_files[split] = list(written)
+            jobs = []
+            for split in SPLITS:
+                sink = self.sinks[self.main_file(split)]
+                names = parquet_names(split, sink.rows, s.parquet_rows_per_file)
+                parquet_files[split] = [rel for rel, _, _ in names]
+                jobs += [(rel, read_rows(sink.path, offset, stop - start))
+                         for (rel, start, stop), offset in zip(names, sink.offsets, strict=True)]
+            with ThreadPoolExecutor(max(2, min(len(jobs), os.cpu_count() or 2))) as pool:
+                done = [(rel, pool.submit(write_parquet, tmp, rel, rows, columns, rows_per_group=s.parquet_rows_per_group,
+                                          compression=s.parquet_compression)) for rel, rows in jobs]
+                for rel, job in done:
+                    self.files[rel] = job.result()
         counts = self._counts()
         self.write_file(CARD_FILE, dataset_card(info, columns, counts, self.settings, parquet_files).encode("utf-8"))
         self.write_file(LICENSES_FILE, licenses_text(info).encode("utf-8"))

@@ -5,7 +5,9 @@ first appearance), so it is known only once the last row has arrived. The rows a
 therefore written to JSONL as they come, and the Parquet is written from that file and
 the image files in row groups of ``parquet_rows_per_group`` rows: memory holds one row
 group, whatever the release size, and the bytes are the same for a single run and a
-merge of shards. Each file is hashed as it is written.
+merge of shards. Each file is hashed as it is written. With several files per split
+(Hugging Face-style names), every file is an independent job: the JSONL writer records the
+byte offset where each file's rows start, so files are written in parallel.
 """
 
 from __future__ import annotations
@@ -60,19 +62,12 @@ def parquet_names(split: str, n_rows: int, rows_per_file: int) -> list[tuple[str
              min(n_rows, (k + 1) * rows_per_file)) for k in range(n_files)]
 
 
-def write_split(root: Path, split: str, jsonl: Path, n_rows: int, columns: list, *, rows_per_group: int,
-                rows_per_file: int, compression: str) -> dict[str, str]:
-    """Write a split's Parquet file(s) from ``jsonl`` and the images under ``root`` in one pass.
-
-    Returns {release path: sha256} of the files written.
-    """
-    hashes: dict[str, str] = {}
-    with open(jsonl, encoding="utf-8") as fh:
-        rows = (json.loads(line) for line in fh)
-        for rel, start, stop in parquet_names(split, n_rows, rows_per_file):
-            hashes[rel] = write_parquet(root, rel, islice(rows, stop - start), columns,
-                                        rows_per_group=rows_per_group, compression=compression)
-    return hashes
+def read_rows(jsonl: Path, offset: int, n_rows: int) -> Iterator[dict[str, Any]]:
+    """``n_rows`` rows of ``jsonl`` from byte ``offset`` (a line start)."""
+    with open(jsonl, "rb") as fh:
+        fh.seek(offset)
+        for line in islice(fh, n_rows):
+            yield json.loads(line)
 
 
 def write_parquet(root: Path, rel: str, rows: Iterator[dict[str, Any]], columns: list, *,
