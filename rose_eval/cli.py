@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from rose_eval.aggregate import build_summary
+from rose_eval.harness.vlmevalkit import is_result_file, read_result_file
 from rose_eval.io import (
     InputError,
     Record,
@@ -63,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
                     f"Use '{PROG} compare EVAL_DIR ...' to compare evaluated runs.",
     )
     parser.add_argument("--predictions", type=Path, required=True,
-                        help="predictions JSONL: {item_id, model, raw_text, error} per line")
+                        help="predictions JSONL: {item_id, model, raw_text, error} per line; "
+                             "or a VLMEvalKit result file (.xlsx or .tsv with a prediction column)")
     parser.add_argument("--dataset_root", type=Path, default=None,
                         help="release folder with metadata_{split}.jsonl or data/{split}.parquet")
     parser.add_argument("--metadata", type=Path, default=None,
@@ -144,7 +146,9 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     metadata = index_by_item_id(metadata_records, role="metadata")
 
     predictions_path = args.predictions.expanduser().resolve()
-    prediction_records = read_jsonl(predictions_path, role="predictions")
+    # Harness hook: a VLMEvalKit result file (.xlsx/.tsv) is read as prediction rows.
+    prediction_records = (read_result_file(predictions_path) if is_result_file(predictions_path)
+                          else read_jsonl(predictions_path, role="predictions"))
     predictions = index_by_item_id(prediction_records, role="predictions")
     model = infer_model((rec.row for rec in prediction_records), args.model, predictions_path)
 
@@ -225,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "line); update rose-toolkit", file=sys.stderr)
             return EXIT_INPUT_ERROR
         return int(compare_main(argv[1:]) or 0)
+    if argv and argv[0] == "report":  # the HTML report (rose_eval/report/html.py)
+        from rose_eval.report.html import main as report_main
+
+        return report_main(argv[1:])
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:

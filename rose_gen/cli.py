@@ -25,6 +25,7 @@ usage: rose-gen profile=<mini|v0_1> output_dir=<dir> [seed=<int>] [workers=<n>]
                                           make every shard on a Hydra launcher, then merge
                                           (launchers: joblib, rose_slurm, rose_ray, submitit_local)
        rose-gen merge <shard folder | folder of shards>... <release dir> [--overwrite]
+       rose-gen preview <release> [--out DIR] [--per_subset N]   contact sheets + HTML index
 
 Config groups (conf/): profile={profiles}, difficulty={difficulty}, render={render}, export={export}.
 Any key of the composed config can be overridden, e.g. subset.glyph.scenes=20,
@@ -91,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rose_gen.hydra_app import multirun
 
         return multirun(args[1:])
+    if args[:1] == ["preview"]:
+        from rose_gen.preview.cli import main as preview_main
+
+        return preview_main(args[1:])
     if any(a in ("-h", "--help") for a in args):
         print(USAGE.format(profiles=_options("profile"), difficulty=_options("difficulty"),
                            render=_options("render"), export=_options("export")), end="")
