@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_eval.py [--repeats 3] [--n_boot 10000]
 
 Builds v0.1-format metadata for 1,112 synthetic scenes (301/221/221/221/148 per subset,
-five tasks each; rose_eval.examples.make_tiny's generator) and a predictions file with
+five tasks each; rose_gen.tiny_example's generator) and a predictions file with
 the tiny example's mix of right, wrong and malformed answers in a temporary directory,
 then reports wall-clock times for:
 
@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 from rose_eval.cli import build_parser, score_records
-from rose_eval.examples.make_tiny import dump_jsonl, metadata_rows, predictions
 from rose_eval.io import index_by_item_id, read_jsonl
 from rose_eval.report.tables import render_outputs
+from rose_gen.tiny_example import dump_jsonl, metadata_rows, predictions
 
 SCENES = {"ROSE-ChineseGlyph": 301, "ROSE-EmojiStyle": 221, "ROSE-EmojiContent": 221,
           "ROSE-PixelEdit": 221, "ROSE-PixelContent": 148}

@@ -7,7 +7,7 @@ resampled scenes' sums. Everything is vectorised: per-scene sums are built once 
 (scenes x features) matrix, each resample is a row of scene multiplicities, and the
 resampled subset totals are one matrix product per subset.
 
-Randomness: one generator per subset from `rose_gen.rng.subset_rng(seed, subset,
+Randomness: one generator per subset from `rose_eval.seeding.stream(seed, subset,
 "bootstrap")`, so the same seed gives the same draws, and two models evaluated on the
 same scenes get the same (paired) draws.
 """
@@ -30,7 +30,7 @@ from rose_eval.analyses._rows import (
     TEMPLATE_SHORT,
     template_of,
 )
-from rose_gen.rng import subset_rng
+from rose_eval.seeding import stream
 
 LEVEL = 0.95
 RNG_PURPOSE = "bootstrap"
@@ -114,7 +114,7 @@ def scene_weights(n_scenes: int, n_boot: int, rng: np.random.Generator) -> np.nd
 def draw_weights(n_scenes: Mapping[str, int], n_boot: int, seed: int) -> dict[str, np.ndarray]:
     """Resample weights per subset, from the subset's own seeded stream."""
     return {
-        subset: scene_weights(n, n_boot, subset_rng(seed, subset, RNG_PURPOSE))
+        subset: scene_weights(n, n_boot, stream(seed, subset, RNG_PURPOSE))
         for subset, n in n_scenes.items()
     }
 
@@ -154,7 +154,7 @@ def paired_resampled_totals(tables: Sequence[SceneTable], n_boot: int, seed: int
     first = tables[0]
     out = [np.empty((n_boot, len(first.subsets), N_FEATURES)) for _ in tables]
     for i, subset in enumerate(first.subsets):
-        rng = subset_rng(seed, subset, purpose)
+        rng = stream(seed, subset, purpose)
         for start in range(0, n_boot, chunk):
             stop = min(start + chunk, n_boot)
             weights = draw(len(first.scene_ids[i]), stop - start, rng)
