@@ -77,3 +77,8 @@ def ordered_subsets(names) -> list[str]:
 def canonical_template(name: str) -> str:
     """Return the evaluator's name for a task template (aliases resolved)."""
     return TEMPLATE_ALIASES.get(name, name)
+
+
+def template_of(row) -> str:
+    """A row's task template under the evaluator's name (the row's ``task_template``, as text)."""
+    return canonical_template(str(row.get("task_template")))

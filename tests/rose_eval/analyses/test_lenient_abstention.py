@@ -25,6 +25,18 @@ from tests.rose_eval.analyses.factory import GLYPH, T1, T3, T5, item
         (None, "COUNT", None),
         ("CLICK(R1,C1) CLICK(R2,C2); DONE", "CLICK", "CLICK(R2,C2); DONE"),
         ("CLICK(R1,C1) DONE", "CLICK", "DONE"),
+        # The cases: the last complete chain wins over a later prose "done" ...
+        ("CLICK(R1,C2); CLICK(R3,C4); DONE. I think that is done", "CLICK",
+         "CLICK(R1,C2); CLICK(R3,C4); DONE"),
+        # ... and "done" inside a sentence is not an answer.
+        ("No odd cells here, so I am done.", "CLICK", None),
+        ("no targets.\nDONE", "CLICK", "DONE"),
+        ("**Done**", "CLICK", "Done"),
+        ("The answer is DONE.", "CLICK", "DONE"),
+        ("I think we are done here", "CLICK", None),
+        ("Done. Nothing differs.", "CLICK", "Done"),
+        ("I am done; DONE", "CLICK", "DONE"),
+        ("CLICK(R1,C1); DONE\nOn reflection: DONE", "CLICK", "DONE"),
         ("So CLICK(R1,C1);\n CLICK(R2,C2) ;DONE", "CLICK", "CLICK(R1,C1);\n CLICK(R2,C2) ;DONE"),
         ("oops; CLICK(R4,C4); SUBMIT(1) ok", "CLICK_COUNT", "CLICK(R4,C4); SUBMIT(1)"),
         ("COUNT(1)", "UNKNOWN", None),
