@@ -19,13 +19,23 @@ from rose_eval.summaries import (
     Stat,
     Table,
     count,
+    differs,
+    equals,
     group_by,
+    group_by_field,
+    is_present,
     macro,
     mean,
     share_positive,
     summarize,
 )
-from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER, TEMPLATE_SHORT, template_of
+from rose_eval.vocab import (
+    SUBSET_ORDER,
+    TEMPLATE_NAMES,
+    TEMPLATE_ORDER,
+    TEMPLATE_SHORT,
+    template_of,
+)
 
 Row = Mapping[str, Any]
 T1_TEMPLATE = TEMPLATE_ORDER[0]
@@ -35,12 +45,12 @@ ACTION_TEMPLATES = TEMPLATE_ORDER[2:]
 # ---- the metric block of one group (overall, per subset, template, mode, region type) -----
 
 GROUP_POPULATIONS: dict[str, Population] = {
-    "count": Population(lambda r: r.get("count_applicable") == 1),
-    "count_parsed": Population(lambda r: r.get("pred_count") is not None, within="count"),
-    "click": Population(lambda r: r.get("click_applicable") == 1),
-    "submit": Population(lambda r: r.get("submit_applicable") == 1),
-    "local": Population(lambda r: r.get("task_template") != T1_TEMPLATE),
-    "exclusion": Population(lambda r: r.get("region_type") == "EXCLUSION"),
+    "count": Population(equals(1), "count_applicable"),
+    "count_parsed": Population(is_present, "pred_count", within="count"),
+    "click": Population(equals(1), "click_applicable"),
+    "submit": Population(equals(1), "submit_applicable"),
+    "local": Population(differs(T1_TEMPLATE), "task_template"),
+    "exclusion": Population(equals("EXCLUSION"), "region_type"),
 }
 GROUP_TABLE: Table = (
     Stat("n", reduce=count),
@@ -79,7 +89,7 @@ def summary_for(rows: Sequence[Row]) -> dict[str, Any]:
 
 def group_summary(rows: Sequence[Row], key: str) -> dict[str, dict[str, Any]]:
     """summary_for per value of ``key`` (as text), values sorted."""
-    groups = group_by(rows, lambda row: str(row.get(key)))
+    groups = group_by_field(rows, key)
     return {value: summary_for(groups[value]) for value in sorted(groups)}
 
 
@@ -97,7 +107,7 @@ TABLE1_SUBSET: Table = (
     Stat("VALID", "format_valid"),
 )
 TABLE2_POPULATIONS: dict[str, Population] = {
-    **{t: Population(lambda r, t=t: template_of(r) == t) for t in TEMPLATE_ORDER},
+    **{t: Population(TEMPLATE_NAMES[t].__contains__, "task_template") for t in TEMPLATE_ORDER},
     "click": GROUP_POPULATIONS["click"],
 }
 TABLE2_SUBSET: Table = (
@@ -138,12 +148,13 @@ def scene_conditioned_action(rows: Sequence[Row]) -> dict[str, Any]:
     """Action-template PASS on the scenes whose T1 passed, per subset and as subset macros."""
     by_subset: dict[str, dict[str, Any]] = {}
     for subset, members in _by_known_subset(rows).items():
-        solved = {str(r.get("scene_id")) for r in members
-                  if template_of(r) == T1_TEMPLATE and r.get("pass") == 1}
+        templates = group_by(members, template_of)
+        solved = {str(r.get("scene_id")) for r in templates.get(T1_TEMPLATE, ())
+                  if r.get("pass") == 1}
         record: dict[str, Any] = {"n_t1_correct_scenes": len(solved)}
         for template in ACTION_TEMPLATES:
-            kept = [r.get("pass") for r in members
-                    if template_of(r) == template and str(r.get("scene_id")) in solved]
+            kept = [r.get("pass") for r in templates.get(template, ())
+                    if str(r.get("scene_id")) in solved]
             record[TEMPLATE_SHORT[template]] = {"n": len(kept), "pass_rate": mean(kept)}
         by_subset[subset] = record
     shorts = [TEMPLATE_SHORT[t] for t in ACTION_TEMPLATES]

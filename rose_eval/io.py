@@ -13,9 +13,8 @@ split's memory small.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rose_eval.jsonl import NOT_OBJECT, UNDECODABLE, UNREADABLE, JsonlFault, jsonl_objects
 
@@ -49,8 +48,7 @@ class InputError(Exception):
         return " ".join(text.split())
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """One JSON object from an input file, with where it came from."""
 
     where: str  # "file:line" (JSONL) or "file:row N" (Parquet)
@@ -65,10 +63,11 @@ def read_jsonl(path: Path, *, role: str, fields: frozenset[str] | None = None) -
     if not path.is_file():
         raise InputError(f"{role} file not found", path, f"check the {role} path")
     records: list[Record] = []
+    wanted = None if fields is None else tuple(fields)
     try:
         for line, row in jsonl_objects(path):
-            if fields is not None:
-                row = {key: value for key, value in row.items() if key in fields}
+            if wanted is not None:
+                row = {key: row[key] for key in wanted if key in row}
             records.append(Record(f"{path}:{line}", row))
     except JsonlFault as fault:
         fix = JSONL_FIX.get(fault.kind, "write one JSON object per line")

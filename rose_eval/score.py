@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rose_eval.protocol import Cell, ParsedAnswer, cell_label, parse_answer
 from rose_eval.registry import Registry
 from rose_eval.truth import ItemTruth, item_truth
 
-__all__ = ["PER_ITEM_FIELDS", "TASK_MODE_RULES", "ItemTruth", "count_soft", "item_truth",
-           "score_item", "score_parsed"]
+__all__ = ["PER_ITEM_FIELDS", "TASK_MODE_RULES", "assess", "count_soft", "passes", "score_item",
+           "score_parsed"]
 
 GLOBAL_DEFAULT_TEMPLATES = frozenset({
     "T2_COUNT_LOCAL_NUMERIC",
@@ -35,8 +35,21 @@ GLOBAL_DEFAULT_TEMPLATES = frozenset({
 NO_API_ERROR = frozenset({None, "", "None"})
 
 
+class _LabelCache(dict):
+    """cell -> its label, filled on first use (a release repeats a few hundred cells)."""
+
+    def __missing__(self, cell: Cell) -> str:
+        label = cell_label(cell)
+        if len(self) < 100_000:  # answers may name any cell: keep the cache bounded
+            self[cell] = label
+        return label
+
+
+_label = _LabelCache().__getitem__
+
+
 def _labels(cells: frozenset[Cell]) -> list[str]:
-    return sorted(map(cell_label, cells))
+    return sorted(map(_label, cells))
 
 
 def set_agreement(pred: frozenset[Cell], gold: frozenset[Cell]) -> tuple[float, float, float, float]:
@@ -59,6 +72,8 @@ def set_agreement(pred: frozenset[Cell], gold: frozenset[Cell]) -> tuple[float, 
 
 def near_misses(missed: frozenset[Cell], pred: frozenset[Cell], radius: int) -> int:
     """How many missed gold cells have a predicted click within L1 distance ``radius``."""
+    if not missed or not pred:
+        return 0
     return sum(any(abs(r - pr) + abs(c - pc) <= radius for pr, pc in pred) for r, c in missed)
 
 
@@ -80,8 +95,7 @@ def api_error_flag(error: Any) -> int:
         return 1
 
 
-@dataclass(frozen=True)
-class Clicks:
+class Clicks(NamedTuple):
     """The CLICK actions of an answer against the grid."""
 
     raw: tuple[Cell, ...]  # as answered, in order
@@ -104,8 +118,7 @@ def read_clicks(parsed: ParsedAnswer, rows: int, cols: int) -> Clicks:
     return Clicks(parsed.click_actions, in_grid, off_grid, frozenset(in_grid))
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
     """Everything the blocks read about one answered item."""
 
     truth: ItemTruth
@@ -185,7 +198,7 @@ def _identity(s: Scored) -> dict[str, Any]:
         "task_mode": truth.task_mode, "region_type": truth.region_type,
         "region_case": row.get("region_case"), "cue_type": row.get("cue_type"),
         "difficulty": row.get("difficulty"), "rows": truth.rows, "cols": truth.cols,
-        "region_cell_count": len(truth.region),
+        "region_cell_count": truth.region.size,
     }
 
 
@@ -220,10 +233,10 @@ def _click_sets(s: Scored) -> dict[str, Any]:
     same = clicks.unique == gold
     return {
         "gt_clicks": _labels(gold),
-        "pred_clicks_all": [cell_label(c) for c in clicks.raw],
-        "pred_clicks_valid": [cell_label(c) for c in clicks.in_grid],
+        "pred_clicks_all": list(map(_label, clicks.raw)),
+        "pred_clicks_valid": list(map(_label, clicks.in_grid)),
         "pred_clicks_valid_unique": _labels(clicks.unique),
-        "pred_clicks_invalid": [cell_label(c) for c in clicks.off_grid],
+        "pred_clicks_invalid": list(map(_label, clicks.off_grid)),
         "pred_click_count_raw": len(clicks.raw),
         "pred_click_count_valid": len(clicks.in_grid),
         "pred_click_count_unique": len(clicks.unique),
@@ -251,11 +264,11 @@ def _region(s: Scored) -> dict[str, Any]:
     truth, pred = s.truth, s.clicks.unique
     if not s.rule.clicks:
         return dict.fromkeys(REGION_FIELDS)
-    outside = pred - truth.region
+    outside = sum(not truth.region.contains(cell) for cell in pred)
     missed = truth.gt_clicks - pred
     near = near_misses(missed, pred, s.near_miss_l1)
     return {
-        "region_violation_count": len(outside), "region_ok": int(not outside),
+        "region_violation_count": outside, "region_ok": int(not outside),
         "outside_distractor_hit_count": len(pred & truth.out_region_targets),
         "missed_target_count": len(missed),
         "false_positive_count": len(pred - truth.gt_clicks),
@@ -318,9 +331,9 @@ PER_ITEM_FIELDS: tuple[str, ...] = (
 )
 
 
-def score_parsed(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str, Any], *,
-                 near_miss_l1: int) -> dict[str, Any]:
-    """The per-item record of an already parsed answer."""
+def assess(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str, Any], *,
+           near_miss_l1: int) -> Scored:
+    """Everything the record's blocks read about one parsed answer."""
     rule = mode_rule(truth.task_mode)
     clicks = read_clicks(parsed, truth.rows, truth.cols)
     clean = parsed.format_valid and not clicks.off_grid and clicks.duplicates == 0
@@ -332,13 +345,25 @@ def score_parsed(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str
     f1_strict = None
     if rule.clicks:
         f1_strict = set_agreement(clicks.unique, truth.gt_clicks)[2] if clean else 0.0
-    scored = Scored(
+    return Scored(
         truth=truth, parsed=parsed, prediction=prediction, rule=rule, clicks=clicks,
         clean=clean, count=count,
         count_soft=count_soft(None if count is None else abs(count - truth.gt_count))
         if rule.counts else None,
         f1_strict=f1_strict, consistency=consistency, near_miss_l1=near_miss_l1,
     )
+
+
+def passes(truth: ItemTruth, parsed: ParsedAnswer) -> bool:
+    """Whether a parsed answer passes (the record's ``pass``, without building the record)."""
+    scored = assess(truth, parsed, {}, near_miss_l1=0)
+    return scored.rule.passed(scored)
+
+
+def score_parsed(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str, Any], *,
+                 near_miss_l1: int) -> dict[str, Any]:
+    """The per-item record of an already parsed answer."""
+    scored = assess(truth, parsed, prediction, near_miss_l1=near_miss_l1)
     record: dict[str, Any] = {}
     for block in BLOCKS:
         record.update(block(scored))

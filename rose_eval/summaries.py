@@ -6,8 +6,10 @@ A table is a tuple of entries evaluated in order over a group of per-item rows:
   population, a named subset of the group (``None`` = every row);
 - :class:`Derived` combines entries already computed (a difference, a complement).
 
-Populations are predicates, optionally refining another population; each is filtered once
-per group. The evaluator's summary, the bridge controls and the consistency analysis are
+Populations are tests on one field of a row (or on the whole row), optionally refining
+another population; each is filtered once per group. Columns are read with C-level
+getters (``operator.itemgetter``), which keeps a 5,560-item summary at a few milliseconds
+per table. The evaluator's summary, the bridge controls and the consistency analysis are
 all tables run by :func:`summarize`.
 
 Means follow the public evaluator: values are converted with ``float``; None, ``""`` and
@@ -17,8 +19,11 @@ runs left to right in row order, so every mean is bit-identical to v0.1's.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from itertools import compress
 from typing import Any
 
 Row = Mapping[str, Any]
@@ -34,9 +39,22 @@ def _as_float(value: Any) -> float | None:
         return None
 
 
+def equals(value: Any) -> Callable[[Any], bool]:
+    """A population test: the field equals ``value``."""
+    return partial(operator.eq, value)
+
+
+def differs(value: Any) -> Callable[[Any], bool]:
+    """A population test: the field differs from ``value``."""
+    return partial(operator.ne, value)
+
+
+is_present: Callable[[Any], bool] = partial(operator.is_not, None)  # the field is not None
+
+
 def mean(values: Iterable[Any]) -> float | None:
     """Mean of the values that are numbers (see the module docstring); None if there are none."""
-    kept = [value for value in values if value is not None]
+    kept = list(filter(is_present, values))
     try:
         floats = list(map(float, kept))
     except Exception:  # noqa: BLE001 - a blank, a word or a huge int: take the careful path
@@ -71,9 +89,13 @@ def macro(values: Iterable[float | None]) -> float | None:
 
 @dataclass(frozen=True)
 class Population:
-    """The rows of a group that satisfy ``keep`` (within another population, if named)."""
+    """The rows of a group that pass ``test`` (within another population, if named).
 
-    keep: Callable[[Row], bool]
+    ``test`` receives the row's ``field`` (or, with no field, the row itself).
+    """
+
+    test: Callable[[Any], bool]
+    field: str | None = None
     within: str | None = None
 
 
@@ -99,13 +121,28 @@ class Derived:
 Table = tuple[Stat | Derived, ...]
 
 
+def column(rows: Sequence[Row], field: str) -> list[Any]:
+    """The field of every row (None where a row lacks it)."""
+    try:
+        return list(map(operator.itemgetter(field), rows))
+    except KeyError:
+        return [row.get(field) for row in rows]
+
+
 def field_values(rows: Sequence[Row], field: Field) -> list[Any]:
     """The field of every row (the rows themselves when ``field`` is None)."""
     if field is None:
         return list(rows)
     if isinstance(field, str):
-        return [row.get(field) for row in rows]
-    return [field(row) for row in rows]
+        return column(rows, field)
+    return list(map(field, rows))
+
+
+def select(rows: Sequence[Row], population: Population) -> list[Row]:
+    """The rows of a group that belong to a population (not counting ``within``)."""
+    if population.field is None:
+        return list(filter(population.test, rows))
+    return list(compress(rows, map(population.test, column(rows, population.field))))
 
 
 def summarize(rows: Sequence[Row], table: Table,
@@ -116,7 +153,7 @@ def summarize(rows: Sequence[Row], table: Table,
     def population(name: str | None) -> Sequence[Row]:
         if name not in members:
             spec = (populations or {})[name]
-            members[name] = [row for row in population(spec.within) if spec.keep(row)]
+            members[name] = select(population(spec.within), spec)
         return members[name]
 
     out: dict[str, Any] = {}
@@ -133,4 +170,12 @@ def group_by(rows: Iterable[Row], key: Callable[[Row], Any]) -> dict[Any, list[R
     groups: dict[Any, list[Row]] = {}
     for row in rows:
         groups.setdefault(key(row), []).append(row)
+    return groups
+
+
+def group_by_field(rows: Sequence[Row], field: str) -> dict[str, list[Row]]:
+    """Rows by the text of one field (``str(value)``), groups in first-seen order."""
+    groups: dict[str, list[Row]] = {}
+    for value, row in zip(map(str, column(rows, field)), rows, strict=True):
+        groups.setdefault(value, []).append(row)
     return groups

@@ -6,23 +6,21 @@ cell grammar. Field fallbacks follow the public v0.1 evaluator: targets from
 ``all_target_cells`` else ``target_cells``; region targets from ``region_target_cells``
 else ``ground_truth_clicks``; an empty or missing field is an empty set.
 
-Parsed labels and region cell sets are cached (a release repeats the same grid sizes,
-regions and labels thousands of times); the caches hold only immutable values.
+Parsed labels are cached (a release repeats the same few hundred labels thousands of
+times); the cache holds only immutable values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rose_eval.protocol import Cell, cells_in_text, read_cell_label
-from rose_eval.regions import region_cells_for
+from rose_eval.regions import Region, region_for
 from rose_eval.vocab import canonical_template
 
 Cells = frozenset[Cell]
 _LABEL_CACHE: dict[str, Cell] = {}
-_REGION_CACHE: dict[tuple[Any, ...], Cells] = {}
 _CACHE_LIMIT = 100_000
 
 
@@ -57,32 +55,7 @@ def cells_of(value: Any) -> Cells:
     raise TruthError(f"coordinates must be a list or a string, got {type(value).__name__}")
 
 
-def _frozen(value: Any) -> Any:
-    """A hashable stand-in for region parameters (nested dicts and lists)."""
-    if isinstance(value, dict):
-        return tuple(sorted((str(key), _frozen(child)) for key, child in value.items()))
-    if isinstance(value, list):
-        return tuple(_frozen(child) for child in value)
-    hash(value)  # unhashable leaves leave the region uncached
-    return value
-
-
-def region_of(rows: int, cols: int, region_type: str, params: Mapping[str, Any]) -> Cells:
-    """The permitted cells of a region (cached by grid size, kind and parameters)."""
-    try:
-        key = (rows, cols, region_type, _frozen(params))
-    except TypeError:
-        return region_cells_for(rows, cols, region_type, params)
-    cells = _REGION_CACHE.get(key)
-    if cells is None:
-        cells = region_cells_for(rows, cols, region_type, params)
-        if len(_REGION_CACHE) < _CACHE_LIMIT:
-            _REGION_CACHE[key] = cells
-    return cells
-
-
-@dataclass(frozen=True)
-class ItemTruth:
+class ItemTruth(NamedTuple):
     """The scoring fields of one metadata row."""
 
     row: Mapping[str, Any]
@@ -91,7 +64,7 @@ class ItemTruth:
     region_type: str
     rows: int
     cols: int
-    region: Cells
+    region: Region
     gt_count: int
     gt_clicks: Cells
     all_targets: Cells
@@ -117,7 +90,7 @@ def item_truth(row: Mapping[str, Any]) -> ItemTruth:
         region_type=region_type,
         rows=rows,
         cols=cols,
-        region=region_of(rows, cols, region_type, params),
+        region=region_for(rows, cols, region_type, params),
         gt_count=int(row.get("ground_truth_count") or 0),
         gt_clicks=gt_clicks,
         all_targets=cells_of(row.get("all_target_cells") or row.get("target_cells")),

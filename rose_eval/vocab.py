@@ -38,6 +38,12 @@ TEMPLATE_ORDER: tuple[str, ...] = (
 # The dataset card once called template 5 by another name; read it as the evaluator's.
 TEMPLATE_ALIASES: dict[str, str] = {"T5_CLICK_EXCLUSION_SUBMIT": "T5_CLICK_COUNT_EXCLUSION"}
 
+# Every name a main template goes by (its own and its aliases).
+TEMPLATE_NAMES: dict[str, frozenset[str]] = {
+    template: frozenset({template, *(a for a, t in TEMPLATE_ALIASES.items() if t == template)})
+    for template in TEMPLATE_ORDER
+}
+
 BRIDGE_TEMPLATES: tuple[str, ...] = ("T1B_CLICK_GLOBAL", "T2B_COUNT_LOCAL_MATCHED")
 
 TEMPLATE_SHORT: dict[str, str] = {

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rose_eval.summaries import group_by
-from rose_eval.vocab import BRIDGE_TEMPLATES, SUBSET_ORDER, TEMPLATE_ORDER
+from rose_eval.vocab import BRIDGE_TEMPLATES, SUBSET_ORDER, TEMPLATE_ORDER, template_of
 
 T1, T2, T3, T4, T5 = TEMPLATE_ORDER
 T1B_GLOBAL_CLICK, T2B_MATCHED_LOCAL_COUNT = BRIDGE_TEMPLATES
@@ -28,3 +28,8 @@ def by_subset(
     """Rows grouped by rose_subset, restricted to the known subsets that have rows, in paper order."""
     groups = group_by((row for row in rows if keep(row)), lambda row: str(row.get("rose_subset")))
     return {subset: groups[subset] for subset in SUBSET_ORDER if subset in groups}
+
+
+def by_template(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """Rows grouped by task template (evaluator names), in first-seen order."""
+    return group_by(rows, template_of)

@@ -34,7 +34,8 @@ from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER, TEMPLATE_SHORT, templa
 LEVEL = 0.95
 RNG_PURPOSE = "bootstrap"
 DRAW_BLOCK = 10_000  # resamples drawn per generator call (fixes the draws for a seed)
-SUM_BLOCK = 1_000  # resamples summed at once (bounds memory)
+SUM_BLOCK = 250  # resamples summed at once (bounds memory, stays in cache)
+WORD_BITS = 62  # packed columns share an int64 below 2**62
 FIXED_POINT_BITS = 32
 EXACT_BITS = 53  # totals stay below 2**53: exact in int64 and as float64
 
@@ -151,6 +152,39 @@ def half_subsample(fraction: float) -> Callable[[int, int, np.random.Generator],
     return draw
 
 
+@dataclass(frozen=True)
+class Packing:
+    """Several small non-negative columns side by side in one int64 word.
+
+    A column whose resampled totals need ``width`` bits gets that many bits of a word at
+    ``shift``; as no field's total can overflow its width, one integer product sums all
+    fields of a word at once, exactly, and :meth:`unpack` separates them again.
+    """
+
+    words: np.ndarray  # (n_scenes, n_words) int64
+    places: tuple[tuple[int, int, int], ...]  # per feature column: (word, shift, width)
+
+    @classmethod
+    def of(cls, features: np.ndarray) -> Packing:
+        bound = len(features) * features.max(axis=0, initial=0)  # largest possible total
+        places, word, used = [], 0, 0
+        for col in range(features.shape[1]):
+            width = max(1, int(bound[col]).bit_length())
+            if used + width > WORD_BITS:
+                word, used = word + 1, 0
+            places.append((word, used, width))
+            used += width
+        words = np.zeros((len(features), word + 1), dtype=np.int64)
+        for col, (w, shift, _) in enumerate(places):
+            words[:, w] += features[:, col] << shift
+        return cls(words, tuple(places))
+
+    def unpack(self, totals: np.ndarray) -> np.ndarray:
+        """(k, n_words) word totals -> (k, n_features) column totals."""
+        return np.stack([(totals[:, w] >> shift) & ((1 << width) - 1)
+                         for w, shift, width in self.places], axis=1)
+
+
 def resampled_totals(tables: Sequence[SceneTable], n_boot: int, seed: int, *,
                      purpose: str = RNG_PURPOSE,
                      draw: Callable[[int, int, np.random.Generator], np.ndarray] | None = None,
@@ -165,6 +199,7 @@ def resampled_totals(tables: Sequence[SceneTable], n_boot: int, seed: int, *,
     out = [np.empty((n_boot, len(first.subsets), N_FEATURES), dtype=np.int64) for _ in tables]
     for i, subset in enumerate(first.subsets):
         n_scenes = len(first.scene_ids[i])
+        packings = [Packing.of(table.features[i]) for table in tables]
         rng = stream(seed, subset, purpose)
         for start in range(0, n_boot, DRAW_BLOCK):
             block = min(DRAW_BLOCK, n_boot - start)
@@ -173,8 +208,8 @@ def resampled_totals(tables: Sequence[SceneTable], n_boot: int, seed: int, *,
                 part = drawn[offset:offset + SUM_BLOCK]
                 weights = part if draw else multiplicities(part, n_scenes)
                 rows = slice(start + offset, start + offset + len(part))
-                for table, totals in zip(tables, out, strict=True):
-                    totals[rows, i, :] = weights @ table.features[i]
+                for packing, totals in zip(packings, out, strict=True):
+                    totals[rows, i, :] = packing.unpack(weights @ packing.words)
     return out
 
 

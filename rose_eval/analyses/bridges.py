@@ -33,6 +33,7 @@ from rose_eval.analyses._rows import (
     T3,
     T4,
     by_subset,
+    by_template,
 )
 from rose_eval.summaries import (
     Derived,
@@ -47,7 +48,7 @@ from rose_eval.summaries import (
     share_positive,
     summarize,
 )
-from rose_eval.vocab import REGION_CASES, template_of
+from rose_eval.vocab import REGION_CASES
 
 Row = Mapping[str, Any]
 
@@ -70,8 +71,7 @@ def _both(first: str, second: str, second_passes: bool = True) -> Callable[[Row]
 class _Index:
     """The main-run rows of one template, by item id and by (subset, scene)."""
 
-    def __init__(self, items: Sequence[Row], template: str) -> None:
-        rows = [row for row in items if template_of(row) == template]
+    def __init__(self, rows: Sequence[Row]) -> None:
         self.by_item = {str(r["item_id"]): r for r in rows if r.get("item_id") is not None}
         self.by_scene = {(str(r.get("rose_subset")), str(r["scene_id"])): r
                          for r in rows if r.get("scene_id") is not None}
@@ -171,11 +171,10 @@ def _paired_pass(base: Row | None) -> int | None:
 
 def global_click_rows(items: Sequence[Row], meta: Mapping[str, Row]) -> list[dict[str, Any]]:
     """Every T1B record with its cardinality facts and its scene's T1 and T4 outcomes."""
-    t1, t4 = _Index(items, T1), _Index(items, T4)
+    templates = by_template(items)
+    t1, t4 = _Index(templates.get(T1, [])), _Index(templates.get(T4, []))
     out: list[dict[str, Any]] = []
-    for row in items:
-        if template_of(row) != T1B_GLOBAL_CLICK:
-            continue
+    for row in templates.get(T1B_GLOBAL_CLICK, []):
         clicked, targets = int(row.get("pred_click_count_unique") or 0), int(row.get("gt_count") or 0)
         base = t1.source_of(row, ("source_item_id",), meta.get(str(row.get("item_id")), {}))
         visual = t4.scene_of(row)
@@ -259,12 +258,11 @@ MATCHED_PAPER = (
 def matched_local_rows(items: Sequence[Row], meta: Mapping[str, Row]
                        ) -> tuple[list[dict[str, Any]], int]:
     """Every T2B record with its source T3 outcome; and how many disagree on the target count."""
-    t3 = _Index(items, T3)
+    templates = by_template(items)
+    t3 = _Index(templates.get(T3, []))
     out: list[dict[str, Any]] = []
     mismatches = 0
-    for row in items:
-        if template_of(row) != T2B_MATCHED_LOCAL_COUNT:
-            continue
+    for row in templates.get(T2B_MATCHED_LOCAL_COUNT, []):
         meta_row = meta.get(str(row.get("item_id")), {})
         base = t3.source_of(row, ("source_click_item_id", "source_item_id"), meta_row)
         if base is None:

@@ -21,10 +21,10 @@ from rose_eval.vocab import TEMPLATE_ORDER, TEMPLATE_SHORT
 def perception_action_gap(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Counting Avg., Action Avg., their difference, and action retention given T1."""
     table2 = paper_table2(items)
+    retention = scene_conditioned_action(items)
     per_template = {TEMPLATE_SHORT[t]: table2[TEMPLATE_SHORT[t]] for t in TEMPLATE_ORDER}
     counting = macro(per_template[TEMPLATE_SHORT[t]] for t in COUNTING_TEMPLATES)
     action = macro(per_template[TEMPLATE_SHORT[t]] for t in ACTION_TEMPLATES)
-    retention = scene_conditioned_action(items)
     return {
         "template_pass": per_template,
         "Counting Avg.": counting,

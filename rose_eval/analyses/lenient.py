@@ -25,8 +25,9 @@ from typing import Any
 
 from rose_eval.analyses._rows import ALL_TEMPLATES, by_subset
 from rose_eval.protocol import CELL, parse_answer
-from rose_eval.score import score_item
+from rose_eval.score import passes
 from rose_eval.summaries import Population, Stat, Table, count, macro, mean, summarize
+from rose_eval.truth import item_truth
 from rose_eval.vocab import template_of
 
 _CLICK = rf"CLICK\s*\(\s*{CELL}\s*\)"
@@ -113,9 +114,12 @@ def lenient_pass(item: Mapping[str, Any], row: Mapping[str, Any] | None) -> tupl
         return int(item.get("pass") or 0), False
     task_mode = str(row.get("task_mode"))
     candidate = last_answer(item.get("raw_text"), task_mode)
-    if candidate is None or not parse_answer(candidate, task_mode).format_valid:
+    if candidate is None:
         return 0, False
-    return int(score_item(row, {"raw_text": candidate}).get("pass") or 0), True
+    parsed = parse_answer(candidate, task_mode)
+    if not parsed.format_valid:
+        return 0, False
+    return int(passes(item_truth(row), parsed)), True
 
 
 LENIENT_TABLE: Table = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +116,10 @@ def summary_csv_rows(summary: Mapping[str, Any]) -> dict[str, list[dict[str, Any
     }
 
 
-def summary_files(summary: Mapping[str, Any], digits: int) -> dict[str, bytes]:
-    """Every output file except the two per-item JSONL files, by name."""
+def table_files(summary: Mapping[str, Any], digits: int) -> dict[str, bytes]:
+    """The three CSV files and the two LaTeX rows, by name."""
     name, paper = summary["display_name"], summary["paper_metrics"]
-    files = {SUMMARY: json_bytes(summary)}
-    files.update({file: csv_bytes(rows) for file, rows in summary_csv_rows(summary).items()})
+    files = {file: csv_bytes(rows) for file, rows in summary_csv_rows(summary).items()}
     files[TABLE1] = _utf8(table1_row(name, paper["table1"], digits) + "\n")
     files[TABLE2] = _utf8(table2_row(name, paper["table2"], digits) + "\n")
     return files
@@ -140,13 +139,19 @@ def write_item_files(folder: Path, eval_rows: Iterable[Mapping[str, Any]]) -> No
 
 
 def write_outputs(out_dir: Path, eval_rows: Sequence[Mapping[str, Any]],
-                  summary: Mapping[str, Any], digits: int) -> None:
-    """Write the eight files as one set into ``out_dir`` (replaced whole; see outdir)."""
-    files = summary_files(summary, digits)
+                  summary: Mapping[str, Any], digits: int, *,
+                  complete_summary: Callable[[], None] | None = None) -> None:
+    """Write the eight files as one set into ``out_dir`` (replaced whole; see outdir).
 
+    ``complete_summary`` runs after the other seven files are written and before the
+    summary is (rose-eval adds the analyses there, computed meanwhile).
+    """
     def write(folder: Path) -> None:
         write_item_files(folder, eval_rows)
-        for file_name, data in files.items():
+        for file_name, data in table_files(summary, digits).items():
             (folder / file_name).write_bytes(data)
+        if complete_summary is not None:
+            complete_summary()
+        (folder / SUMMARY).write_bytes(json_bytes(summary))
 
     replace_directory(out_dir, write)
