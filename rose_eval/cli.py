@@ -40,6 +40,7 @@ DEFAULT_REPO_ID = "sysuwyh357/ROSE-v0.1"
 # name -> module whose main(argv) -> int runs `rose-eval <name> ...`
 SUBCOMMANDS: dict[str, str] = {
     "compare": "rose_eval.analyses.compare",
+    "report": "rose_eval.report.html",  # the HTML report
 }
 SCORING_FIELDS_HINT = (
     "fix the row: scoring needs integer rows/cols, a known region_type with its "

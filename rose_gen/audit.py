@@ -221,7 +221,8 @@ def subset_summary(scene_rows: Sequence[Mapping[str, Any]], audits: Sequence[Sce
     }
 
 
-def _read_rows(root: Path) -> list[dict[str, Any]]:
+def read_release_rows(root: Path) -> list[dict[str, Any]]:
+    """Every main task row of a release folder (dev, then test); AuditError (one line) when there are none."""
     rows: list[dict[str, Any]] = []
     found = False
     for split in SPLITS:
@@ -257,7 +258,7 @@ def audit_release(root: Path) -> dict[str, Any]:
     root = Path(root)
     if not root.is_dir():
         raise AuditError(f"{root} is not a directory; pass a release folder")
-    scenes = scene_rows_of(_read_rows(root))
+    scenes = scene_rows_of(read_release_rows(root))
     if not scenes:
         raise AuditError(f"{root}: no {SCENE_TEMPLATE} rows; nothing to audit")
     by_subset: dict[str, list[Mapping[str, Any]]] = {}

@@ -16,6 +16,7 @@ USAGE = """\
 usage: rose-gen profile=<mini|v0_1> output_dir=<dir> [seed=<int>] [workers=<n>]
                 [subsets=[glyph,emoji_style,...]] [overwrite=true] [key=value ...]
        rose-gen --cfg [overrides ...]     print the composed config and exit
+       rose-gen preview <release> [--out DIR] [--per_subset N]   contact sheets + HTML index
 
 Config groups (conf/): profile={profiles}, difficulty={difficulty}, render={render}, export={export}.
 Any key of the composed config can be overridden, e.g. subset.glyph.scenes=20,
@@ -40,6 +41,10 @@ def _progress(enabled: bool):
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rose-gen``; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["preview"]:
+        from rose_gen.preview.cli import main as preview_main
+
+        return preview_main(args[1:])
     if any(a in ("-h", "--help") for a in args):
         print(USAGE.format(profiles=_options("profile"), difficulty=_options("difficulty"),
                            render=_options("render"), export=_options("export")), end="")

@@ -1,95 +1,69 @@
-"""Suite-wide policy: a test never skips, except for a declared optional third-party package.
+"""Shared fixtures (headless Chromium, see tests/browser.py) and the suite's plugins.
 
-A fresh clone must test everything (the reference data ship in tests/data; the Debian
-and PyPI packages the suite needs are installed by ./run.sh), so any skip fails the run:
-``pytest.skip``, ``skipif``, ``importorskip``, a module-level skip. The one exception is a
-package that is deliberately *not* a test dependency (say, a harness needing torch): mark
-the test
-
-    @pytest.mark.optional_dependency("lmms-eval", module="lmms_eval")
-
-and it is skipped, with that reason, exactly when the module cannot be imported; if the
-module is there, the test runs and any skip of it fails. A marker naming one of the dev
-extra's packages is refused (those must be imported, not skipped).
+tests/skip_policy.py makes every skip fail the run unless a test declares an optional
+third-party package with ``@pytest.mark.optional_dependency(...)``; read it before adding
+a skip.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import re
-import tomllib
-from functools import cache
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-pytest_plugins = ["pytester"]  # tests/test_skip_policy.py runs the policy on inner sessions
+from tests.browser import PageLog, PageWatch, launch_chromium
 
-MARKER = "optional_dependency"
-PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", f"{MARKER}(distribution, module=None): skip only when this optional "
-        "third-party package (not a test dependency) is not installed")
+pytest_plugins = ["pytester", "tests.skip_policy"]
 
 
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Debian Chromium for the whole session (Playwright, sync API)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
 
 
-@cache
-def test_dependencies() -> frozenset[str]:
-    """Distribution names the dev extra installs (the suite may not skip on those)."""
-    extras = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["optional-dependencies"]
-    names = set()
-    for requirement in (*extras["dev"], *extras.get("gen", ())):
-        match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
-        if match:
-            names.add(_canonical(match.group()))
-    return frozenset(names)
+@pytest.fixture
+def page_log() -> PageLog:
+    """What the test's ``page`` requested, logged to the console, and threw."""
+    return PageLog()
 
 
-def _declared_missing(item: pytest.Item) -> str | None:
-    """The reason a marked test may skip (its optional package is missing), else None."""
-    marker = item.get_closest_marker(MARKER)
-    if marker is None:
-        return None
-    distribution = marker.args[0]
-    if _canonical(distribution) in test_dependencies():
-        raise pytest.UsageError(f"{item.nodeid}: {distribution} is a test dependency; import it, "
-                                f"do not mark it @{MARKER}")
-    module = marker.kwargs.get("module") or distribution.replace("-", "_")
-    if importlib.util.find_spec(module) is None:
-        return f"optional package {distribution} is not installed (not a test dependency)"
-    return None
+@pytest.fixture
+def page(browser: Any, page_log: PageLog) -> Iterator[Any]:
+    """A fresh browser context and page per test, recorded into ``page_log``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page_log.attach(page)
+    yield page
+    context.close()
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    reason = _declared_missing(item)
-    if reason:
-        pytest.skip(reason)
+@pytest.fixture
+def watched_page(browser: Any) -> Iterator[PageWatch]:
+    """A fresh context and page with a :class:`tests.browser.PageWatch` (response bodies kept,
+    requests leaving this machine recorded and aborted)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        yield PageWatch(context.new_page()).attach()
+    finally:
+        context.close()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    outcome = yield
-    report = outcome.get_result()
-    if report.skipped and not hasattr(report, "wasxfail") and _declared_missing(item) is None:
-        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
-        report.outcome = "failed"
-        report.longrepr = (f"undeclared skip ({reason}): a fresh clone must run every test; "
-                           f"install what it needs, or mark an optional third-party package "
-                           f"@pytest.mark.{MARKER} (tests/conftest.py)")
+@pytest.fixture(scope="session")
+def mini_release(tmp_path_factory) -> Path:
+    """A real release from the generator: every subset fed by the Latin test source, at the
+    v0.1 cell sizes, 3 scenes per subset (1 dev + 2 test). Read-only: copy it to modify it."""
+    from rose_gen.config import load_config
+    from rose_gen.pipeline import generate_release
+    from tests.fixtures.latin_source import latin_overrides
 
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector):
-    outcome = yield
-    report = outcome.get_result()
-    if report.skipped:
-        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
-        report.outcome = "failed"
-        report.longrepr = (f"module-level skip ({reason}) is not allowed: mark the tests "
-                           f"@pytest.mark.{MARKER} instead (tests/conftest.py)")
+    out = tmp_path_factory.mktemp("mini_release") / "release"
+    overrides = [f"output_dir={out}", "progress=false", *latin_overrides(scenes=3, dev=1, small=False)]
+    return generate_release(load_config(overrides)).path

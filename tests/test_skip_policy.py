@@ -1,32 +1,19 @@
-"""The suite's skip policy (tests/conftest.py), run on small inner test sessions."""
+"""The suite's skip policy (tests/skip_policy.py), run on small inner test sessions."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-CONFTEST = Path(__file__).resolve().parent / "conftest.py"
-PYPROJECT = """
-[project]
-name = "demo"
-[project.optional-dependencies]
-gen = ["fonttools>=4"]
-dev = ["demo[gen]", "pytest>=8", "hypothesis>=6"]
-"""
 
 
 @pytest.fixture
 def session(pytester: pytest.Pytester) -> pytest.Pytester:
-    (pytester.path / "pyproject.toml").write_text(PYPROJECT)
-    (pytester.path / "tests").mkdir()
-    (pytester.path / "tests" / "conftest.py").write_text(CONFTEST.read_text())
     return pytester
 
 
 def run(session: pytest.Pytester, source: str) -> pytest.RunResult:
-    (session.path / "tests" / "test_demo.py").write_text(source)
-    return session.runpytest("tests", "-q", "-p", "no:cacheprovider")
+    (session.path / "test_demo.py").write_text(source)
+    return session.runpytest("test_demo.py", "-q", "-p", "no:cacheprovider",
+                             "-p", "tests.skip_policy")
 
 
 @pytest.mark.parametrize("body", [
