@@ -164,32 +164,21 @@ def evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
         missing_item_ids=tuple(missing),
         extra_item_ids=tuple(sorted(predictions.keys() - metadata.keys())),
     )
+    summary = build_summary(eval_rows, metadata_rows, run)
+    failed: dict[str, str] = {}
+    if not args.no_analyses:
+        from rose_eval.analyses import failures, run_analyses  # numpy: only when they run
+
+        summary["analyses"] = run_analyses(eval_rows, metadata_rows, seed=args.seed,
+                                           n_boot=args.n_boot)
+        failed = failures(summary["analyses"])
     out_dir = args.out_dir.expanduser().resolve()
-    if args.no_analyses:
-        summary = build_summary(eval_rows, metadata_rows, run)
-        _write(out_dir, eval_rows, summary, args.digits)
-        return summary, {}
-    from rose_eval.analyses import failures
-    from rose_eval.analyses.background import analyses_in_background
-
-    with analyses_in_background(eval_rows, metadata_rows, seed=args.seed,
-                                n_boot=args.n_boot) as analyses:
-        summary = build_summary(eval_rows, metadata_rows, run)
-
-        def add_analyses() -> None:
-            summary["analyses"] = analyses()
-
-        _write(out_dir, eval_rows, summary, args.digits, add_analyses)
-    return summary, failures(summary["analyses"])
-
-
-def _write(out_dir: Path, eval_rows: list[dict[str, Any]], summary: dict[str, Any], digits: int,
-           complete_summary: Callable[[], None] | None = None) -> None:
     try:
-        write_outputs(out_dir, eval_rows, summary, digits, complete_summary=complete_summary)
+        write_outputs(out_dir, eval_rows, summary, args.digits)
     except OSError as exc:
         raise InputError(f"cannot write the outputs: {exc.strerror or exc}", out_dir,
                          "choose a writable --out_dir") from None
+    return summary, failed
 
 
 def run_subcommand(name: str, argv: Sequence[str]) -> int:
