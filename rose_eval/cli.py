@@ -170,7 +170,7 @@ def evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
         from rose_eval.analyses import failures, run_analyses  # numpy: only when they run
 
         summary["analyses"] = run_analyses(eval_rows, metadata_rows, seed=args.seed,
-                                           n_boot=args.n_boot)
+                                           n_boot=args.n_boot, paper=summary["paper_metrics"])
         failed = failures(summary["analyses"])
     out_dir = args.out_dir.expanduser().resolve()
     try:

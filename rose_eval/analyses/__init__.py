@@ -35,6 +35,7 @@ class AnalysisInput:
     metadata: Mapping[str, Mapping[str, Any]]
     seed: int = 0
     n_boot: int = 10_000
+    paper: Mapping[str, Any] | None = None  # the summary's paper_metrics, when computed
 
 
 ANALYSES: Registry[Callable[[AnalysisInput], Any]] = Registry("analysis")
@@ -42,7 +43,7 @@ ANALYSES: Registry[Callable[[AnalysisInput], Any]] = Registry("analysis")
 
 @ANALYSES.register("perception_action_gap")
 def _gap(run: AnalysisInput) -> Any:
-    return perception_action_gap(run.items)
+    return perception_action_gap(run.items, run.paper)
 
 
 @ANALYSES.register("scene_consistency")
@@ -93,10 +94,14 @@ def run_one(name: str, run: AnalysisInput) -> Any:
 
 
 def run_analyses(items: Sequence[Mapping[str, Any]], metadata_rows: Sequence[Mapping[str, Any]],
-                 *, seed: int = 0, n_boot: int = 10_000) -> dict[str, Any]:
-    """All registered analyses for one evaluated run (bridge entries None without bridge rows)."""
+                 *, seed: int = 0, n_boot: int = 10_000,
+                 paper: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """All registered analyses for one evaluated run (bridge entries None without bridge rows).
+
+    ``paper``: the summary's paper_metrics for these items, reused instead of recomputed.
+    """
     run = AnalysisInput(items, {str(row.get("item_id")): row for row in metadata_rows},
-                        seed, n_boot)
+                        seed, n_boot, paper)
     return {name: run_one(name, run) for name in ANALYSES.names()}
 
 

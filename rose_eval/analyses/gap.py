@@ -18,10 +18,15 @@ from rose_eval.summaries import difference, macro
 from rose_eval.vocab import TEMPLATE_ORDER, TEMPLATE_SHORT
 
 
-def perception_action_gap(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Counting Avg., Action Avg., their difference, and action retention given T1."""
-    table2 = paper_table2(items)
-    retention = scene_conditioned_action(items)
+def perception_action_gap(items: Sequence[Mapping[str, Any]],
+                          paper: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Counting Avg., Action Avg., their difference, and action retention given T1.
+
+    ``paper``: the evaluator's paper_metrics for these items, when already computed.
+    """
+    table2 = paper["table2"] if paper else paper_table2(items)
+    retention = (paper["scene_conditioned_action_available_rows"] if paper
+                 else scene_conditioned_action(items))
     per_template = {TEMPLATE_SHORT[t]: table2[TEMPLATE_SHORT[t]] for t in TEMPLATE_ORDER}
     counting = macro(per_template[TEMPLATE_SHORT[t]] for t in COUNTING_TEMPLATES)
     action = macro(per_template[TEMPLATE_SHORT[t]] for t in ACTION_TEMPLATES)

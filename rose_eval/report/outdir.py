@@ -11,7 +11,6 @@ are carried over into the new folder as hard links (copies where links are refus
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -48,7 +47,7 @@ def replace_directory(out_dir: Path, write: Callable[[Path], None]) -> None:
     parent.mkdir(parents=True, exist_ok=True)
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"{out_dir} exists and is not a directory")
-    tag = f"{os.getpid()}.{secrets.token_hex(4)}"
+    tag = f"{os.getpid()}.{os.urandom(4).hex()}"
     staging = parent / f".{name}.{tag}.partial"
     retired = parent / f".{name}.{tag}.old"
     staging.mkdir()
