@@ -80,11 +80,23 @@ def ordered_subsets(names) -> list[str]:
     return [s for s in SUBSET_ORDER if s in present] + sorted(present - set(SUBSET_ORDER))
 
 
+class _CanonicalNames(dict):
+    """name -> the evaluator's name; unknown names map to themselves (remembered, bounded)."""
+
+    def __missing__(self, name: str) -> str:
+        if len(self) < 10_000:
+            self[name] = name
+        return name
+
+
+_CANONICAL = _CanonicalNames(TEMPLATE_ALIASES)
+
+
 def canonical_template(name: str) -> str:
     """Return the evaluator's name for a task template (aliases resolved)."""
-    return TEMPLATE_ALIASES.get(name, name)
+    return _CANONICAL[name]
 
 
 def template_of(row) -> str:
     """A row's task template under the evaluator's name (the row's ``task_template``, as text)."""
-    return canonical_template(str(row.get("task_template")))
+    return _CANONICAL[str(row.get("task_template"))]
