@@ -200,6 +200,7 @@ def resampled_totals(tables: Sequence[SceneTable], n_boot: int, seed: int, *,
     for i, subset in enumerate(first.subsets):
         n_scenes = len(first.scene_ids[i])
         packings = [Packing.of(table.features[i]) for table in tables]
+        packed = [np.empty((n_boot, p.words.shape[1]), dtype=np.int64) for p in packings]
         rng = stream(seed, subset, purpose)
         for start in range(0, n_boot, DRAW_BLOCK):
             block = min(DRAW_BLOCK, n_boot - start)
@@ -208,8 +209,10 @@ def resampled_totals(tables: Sequence[SceneTable], n_boot: int, seed: int, *,
                 part = drawn[offset:offset + SUM_BLOCK]
                 weights = part if draw else multiplicities(part, n_scenes)
                 rows = slice(start + offset, start + offset + len(part))
-                for packing, totals in zip(packings, out, strict=True):
-                    totals[rows, i, :] = packing.unpack(weights @ packing.words)
+                for packing, word_totals in zip(packings, packed, strict=True):
+                    np.matmul(weights, packing.words, out=word_totals[rows])
+        for packing, word_totals, totals in zip(packings, packed, out, strict=True):
+            totals[:, i, :] = packing.unpack(word_totals)
     return out
 
 
