@@ -11,12 +11,12 @@ rendered) and a predictions file with the tiny example's mix of right, wrong and
 answers (``rose_gen.tiny_example.predictions``: off-by-one, whole-grid, sloppy spacing,
 prose, missing DONE/SUBMIT, duplicates, off-grid clicks, empty answers with an API error).
 
-Each repetition runs both commands as child processes, alternating which goes first, and
+Each repetition runs the commands as child processes, rotating which goes first, and
 reads wall time, CPU time (user + system) and peak RSS of each child from ``os.wait4``. (The
 input is built in a child process too: a child's peak RSS counts the memory of the process
 it was forked from, so the measuring process stays small.)
 rose-eval runs the whole command: the eight files, every analysis and the 10,000-resample
-scene bootstrap. Medians are reported with their ratio (rose-eval / public). The first
+scene bootstrap (``--no_analyses``, the public evaluator's work alone, is shown beside it). Medians are reported with their ratio (rose-eval / public). The first
 run's eight files are compared: all but evaluation_summary.json must be byte-identical,
 and the summary identical once rose-eval's ``analyses`` key and the two input paths are
 set aside. On a shared machine the medians still move; CPU time moves least.
@@ -126,10 +126,12 @@ def main() -> None:
         "public": [sys.executable, str(opts.public), *common, "--out_dir", str(opts.work / "out_public")],
         "rose-eval": [str(ROSE_EVAL), *common, "--out_dir", str(opts.work / "out_rose_eval"),
                       "--n_boot", str(opts.n_boot)],
+        "--no_analyses": [str(ROSE_EVAL), *common, "--out_dir", str(opts.work / "out_parity"),
+                          "--no_analyses"],
     }
     runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     for repeat in range(opts.repeats):
-        order = list(commands) if repeat % 2 == 0 else list(reversed(commands))
+        order = list(commands)[repeat % 3:] + list(commands)[:repeat % 3]  # rotate who goes first
         for name in order:
             runs[name].append(measure(commands[name]))
         if repeat == 0:
@@ -139,12 +141,12 @@ def main() -> None:
                for name, values in runs.items()}
     print(f"\n{SPLIT_SIZE} items, {opts.repeats} alternating runs each, medians "
           f"(rose-eval: 8 files + analyses, n_boot={opts.n_boot})")
-    print(f"{'':12s} {'wall s':>8s} {'CPU s':>8s} {'peak RSS MB':>12s}")
+    print(f"{'':14s} {'wall s':>8s} {'CPU s':>8s} {'peak RSS MB':>12s}")
     for name, (wall, cpu, rss) in medians.items():
-        print(f"{name:12s} {wall:8.2f} {cpu:8.2f} {rss:12.0f}")
+        print(f"{name:14s} {wall:8.2f} {cpu:8.2f} {rss:12.0f}")
     ratio = [ours / public for ours, public in zip(medians["rose-eval"], medians["public"],
                                                     strict=True)]
-    print(f"{'ratio':12s} {ratio[0]:8.2f} {ratio[1]:8.2f} {ratio[2]:12.2f}   (rose-eval / public)")
+    print(f"{'ratio':14s} {ratio[0]:8.2f} {ratio[1]:8.2f} {ratio[2]:12.2f}   (rose-eval / public)")
     if opts.json:
         opts.json.write_text(json.dumps({"items": SPLIT_SIZE, "repeats": opts.repeats,
                                          "n_boot": opts.n_boot, "runs": runs,
