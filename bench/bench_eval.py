@@ -28,6 +28,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -69,6 +70,23 @@ def build_input(work: Path) -> Path:
     print(f"built {len(rows)} v0_1 test rows + predictions in {time.perf_counter() - start:.1f} s "
           f"({(release / 'metadata_test.jsonl').stat().st_size / 1e6:.1f} MB metadata)")
     return release
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its finished children."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn, repeats: int) -> tuple[float, float]:
+    """(median wall s, median CPU s) of ``fn()`` run ``repeats`` times in this process."""
+    walls, cpus = [], []
+    for _ in range(repeats):
+        wall, cpu = time.perf_counter(), _cpu_seconds()
+        fn()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(_cpu_seconds() - cpu)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def measure(command: list[str]) -> tuple[float, float, float]:

@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
                     + ", ".join(f"'{PROG} {name} ...'" for name in SUBCOMMANDS) + ".",
     )
     parser.add_argument("--predictions", type=Path, required=True,
-                        help="predictions JSONL: {item_id, model, raw_text, error} per line")
+                        help="predictions JSONL: {item_id, model, raw_text, error} per line; "
+                             "or a VLMEvalKit result file (.xlsx or .tsv with a prediction column)")
     parser.add_argument("--dataset_root", type=Path, default=None,
                         help="release folder with metadata_{split}.jsonl or data/{split}.parquet")
     parser.add_argument("--metadata", type=Path, default=None,

@@ -27,6 +27,8 @@ METADATA_FIELDS = frozenset({
     "source_item_id", "source_click_item_id",
 })
 PREDICTION_FIELDS = frozenset({"item_id", "model", "raw_text", "error"})
+# Harness hook: a VLMEvalKit result file is read as prediction rows (rose_eval.harness).
+RESULT_FILE_SUFFIXES = (".xlsx", ".tsv")
 JSONL_FIX = {
     UNREADABLE: "check the file's permissions",
     UNDECODABLE: "re-save the file as UTF-8",
@@ -109,7 +111,12 @@ def read_metadata(path: Path) -> list[Record]:
 
 
 def read_predictions(path: Path) -> list[Record]:
-    """Prediction rows (item_id, model, raw_text, error) of a predictions JSONL file."""
+    """Prediction rows (item_id, model, raw_text, error) of a predictions JSONL file, or of a
+    VLMEvalKit result file (.xlsx/.tsv; its reader is loaded only for such a file)."""
+    if path.suffix.lower() in RESULT_FILE_SUFFIXES:
+        from rose_eval.harness.vlmevalkit import read_result_file
+
+        return read_result_file(path)
     return read_jsonl(path, role="predictions", fields=PREDICTION_FIELDS)
 
 
