@@ -13,10 +13,10 @@ equal-subset macros sum the subsets left to right, so the same input gives the s
 ``evaluation_summary.json`` bytes everywhere. The observed points use the plain float sums
 of the evaluator's tables (bit-identical to them).
 
-Randomness: one stream per subset, ``rose_eval.seeding.stream(seed, subset, "bootstrap")``;
-resamples are drawn in blocks of 10,000 (one call each), so a seed gives the same draws as
-before this module was made exact, and two models evaluated on the same scenes get the
-same (paired) draws.
+Randomness: one stream per subset, ``rose_eval.seeding.stream(seed, subset, "bootstrap")``,
+read in blocks of resamples (PCG64 keeps its spare 32 bits between calls, so the block size
+never changes a draw: a seed gives the same draws as before this module was made exact),
+and two models evaluated on the same scenes get the same (paired) draws.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER, TEMPLATE_SHORT, templa
 
 LEVEL = 0.95
 RNG_PURPOSE = "bootstrap"
-DRAW_BLOCK = 10_000  # resamples drawn per generator call (fixes the draws for a seed)
-SUM_BLOCK = 250  # resamples summed at once (bounds memory, stays in cache)
+BLOCK = 250  # resamples drawn and summed at once (bounds memory; the draws do not depend on it)
 WORD_BITS = 62  # packed columns share an int64 below 2**62
 FIXED_POINT_BITS = 32
 EXACT_BITS = 53  # totals stay below 2**53: exact in int64 and as float64
@@ -202,15 +201,12 @@ def resampled_totals(tables: Sequence[SceneTable], n_boot: int, seed: int, *,
         packings = [Packing.of(table.features[i]) for table in tables]
         packed = [np.empty((n_boot, p.words.shape[1]), dtype=np.int64) for p in packings]
         rng = stream(seed, subset, purpose)
-        for start in range(0, n_boot, DRAW_BLOCK):
-            block = min(DRAW_BLOCK, n_boot - start)
-            drawn = (draw or with_replacement)(n_scenes, block, rng)
-            for offset in range(0, block, SUM_BLOCK):
-                part = drawn[offset:offset + SUM_BLOCK]
-                weights = part if draw else multiplicities(part, n_scenes)
-                rows = slice(start + offset, start + offset + len(part))
-                for packing, word_totals in zip(packings, packed, strict=True):
-                    np.matmul(weights, packing.words, out=word_totals[rows])
+        for start in range(0, n_boot, BLOCK):
+            rows = slice(start, min(start + BLOCK, n_boot))
+            drawn = (draw or with_replacement)(n_scenes, rows.stop - start, rng)
+            weights = drawn if draw else multiplicities(drawn, n_scenes)
+            for packing, word_totals in zip(packings, packed, strict=True):
+                np.matmul(weights, packing.words, out=word_totals[rows])
         for packing, word_totals, totals in zip(packings, packed, out, strict=True):
             totals[:, i, :] = packing.unpack(word_totals)
     return out

@@ -103,7 +103,7 @@ def test_totals_are_exact_integers_whatever_the_block_size(monkeypatch) -> None:
                                                              strict=True))
                         for k in range(N_FEATURES)]
             assert whole[b, i].tolist() == expected
-    monkeypatch.setattr(bootstrap, "SUM_BLOCK", 7)
+    monkeypatch.setattr(bootstrap, "BLOCK", 7)  # the draws, too, must not depend on it
     np.testing.assert_array_equal(resampled_totals([table], 60, seed=5)[0], whole)
 
 
