@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from rose_eval.aggregate import RunInfo, build_summary
+from rose_eval.analyses import failures
+from rose_eval.analyses.worker import BootstrapHelper
 from rose_eval.io import (
     InputError,
     Record,
@@ -133,6 +135,16 @@ def evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
 
     Raises InputError for bad input (nothing is written then).
     """
+    helper = None if args.no_analyses else BootstrapHelper()  # starts before anything is read
+    try:
+        return _evaluate(args, helper)
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def _evaluate(args: argparse.Namespace,
+              helper: BootstrapHelper | None) -> tuple[dict[str, Any], dict[str, str]]:
     metadata_path = resolve_metadata_path(dataset_root=args.dataset_root,
                                           metadata=args.metadata, split=args.split)
     metadata_records = rows_of_split(read_metadata(metadata_path), args.split)
@@ -166,21 +178,27 @@ def evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
         missing_item_ids=tuple(missing),
         extra_item_ids=tuple(sorted(predictions.keys() - metadata.keys())),
     )
+    computed = {}
+    if helper is not None and helper.active:  # the bootstrap runs there from now on
+        helper.send(eval_rows, seed=args.seed, n_boot=args.n_boot)
+        computed["bootstrap"] = helper.result
     summary = build_summary(eval_rows, metadata_rows, run)
-    failed: dict[str, str] = {}
-    if not args.no_analyses:
-        from rose_eval.analyses import failures, run_analyses  # numpy: only when they run
+
+    def add_analyses() -> None:  # once the per-item files are written
+        from rose_eval.analyses import run_analyses
 
         summary["analyses"] = run_analyses(eval_rows, metadata_rows, seed=args.seed,
-                                           n_boot=args.n_boot, paper=summary["paper_metrics"])
-        failed = failures(summary["analyses"])
+                                           n_boot=args.n_boot, paper=summary["paper_metrics"],
+                                           computed=computed)
+
     out_dir = args.out_dir.expanduser().resolve()
     try:
-        write_outputs(out_dir, eval_rows, summary, args.digits)
+        write_outputs(out_dir, eval_rows, summary, args.digits,
+                      before_summary=None if args.no_analyses else add_analyses)
     except OSError as exc:
         raise InputError(f"cannot write the outputs: {exc.strerror or exc}", out_dir,
                          "choose a writable --out_dir") from None
-    return summary, failed
+    return summary, failures(summary.get("analyses", {}))
 
 
 def run_subcommand(name: str, argv: Sequence[str]) -> int:

@@ -83,10 +83,12 @@ def _failure(exc: BaseException) -> dict[str, str]:
     return {FAILED: text[:MESSAGE_LIMIT]}
 
 
-def run_one(name: str, run: AnalysisInput) -> Any:
-    """One analysis's result, or its failure entry; never raises (but lets Ctrl-C through)."""
+def run_one(name: str, run: AnalysisInput,
+            compute: Callable[[], Any] | None = None) -> Any:
+    """One analysis's result (from ``compute`` when given, e.g. a helper process's reply), or
+    its failure entry; never raises (but lets Ctrl-C through)."""
     try:
-        result = ANALYSES.get(name)(run)
+        result = compute() if compute is not None else ANALYSES.get(name)(run)
         json.dumps(result, allow_nan=False)  # strict JSON, or it is a failure of its own
     except Exception as exc:  # noqa: BLE001 - isolation is the point
         return _failure(exc)
@@ -95,14 +97,19 @@ def run_one(name: str, run: AnalysisInput) -> Any:
 
 def run_analyses(items: Sequence[Mapping[str, Any]], metadata_rows: Sequence[Mapping[str, Any]],
                  *, seed: int = 0, n_boot: int = 10_000,
-                 paper: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 paper: Mapping[str, Any] | None = None,
+                 computed: Mapping[str, Callable[[], Any]] | None = None) -> dict[str, Any]:
     """All registered analyses for one evaluated run (bridge entries None without bridge rows).
 
-    ``paper``: the summary's paper_metrics for these items, reused instead of recomputed.
+    ``paper``: the summary's paper_metrics for these items, reused instead of recomputed;
+    ``computed``: analyses computed elsewhere (name -> function returning the result).
     """
     run = AnalysisInput(items, {str(row.get("item_id")): row for row in metadata_rows},
                         seed, n_boot, paper)
-    return {name: run_one(name, run) for name in ANALYSES.names()}
+    computed = computed or {}
+    results = {name: run_one(name, run) for name in ANALYSES.names() if name not in computed}
+    results.update({name: run_one(name, run, computed[name]) for name in computed})  # last:
+    return {name: results[name] for name in ANALYSES.names()}  # they ran meanwhile
 
 
 def failures(results: Mapping[str, Any]) -> dict[str, str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -139,12 +139,19 @@ def write_item_files(folder: Path, eval_rows: Iterable[Mapping[str, Any]]) -> No
 
 
 def write_outputs(out_dir: Path, eval_rows: Sequence[Mapping[str, Any]],
-                  summary: Mapping[str, Any], digits: int) -> None:
-    """Write the eight files as one set into ``out_dir`` (replaced whole; see outdir)."""
+                  summary: Mapping[str, Any], digits: int, *,
+                  before_summary: Callable[[], None] | None = None) -> None:
+    """Write the eight files as one set into ``out_dir`` (replaced whole; see outdir).
+
+    ``before_summary`` runs once the other seven files are written, just before the summary
+    is (rose-eval completes the summary's analyses there).
+    """
     def write(folder: Path) -> None:
         write_item_files(folder, eval_rows)
         for file_name, data in table_files(summary, digits).items():
             (folder / file_name).write_bytes(data)
+        if before_summary is not None:
+            before_summary()
         (folder / SUMMARY).write_bytes(json_bytes(summary))
 
     replace_directory(out_dir, write)
