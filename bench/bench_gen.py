@@ -22,8 +22,13 @@ Issue 15 (streaming export, bounded tile/font caches, SVG tiles without a PNG ro
 one array -> Pillow copy per scene), before -> after, each pair run back to back on the
 2-core VM shared with other jobs (load average 8-12; 2026-11-30), v0_1, workers=2:
 
-    wall / floor 1.76 -> 1.36   (216.6 s / 123.1 s -> 191.8 s / 141.5 s)
-    CPU 82.9 -> 73.5 s vs 66.6-66.7 s for the floor's decode + encode (1.24 -> 1.10)
+    pair 1 (load 8-12): wall / floor 1.76 -> 1.36 (216.6 s / 123.1 s -> 191.8 s / 141.5 s),
+                        CPU 82.9 -> 73.5 s vs 66.6-66.7 s for the floor's decode + encode
+    pair 2 (load 5-8):  wall / floor 1.28 -> 1.48 (82.9 s / 64.8 s -> 87.2 s / 58.9 s),
+                        CPU 63.5 -> 63.6 s vs 57.8-58.4 s for the floor
+    -> speed unchanged within the noise of a shared VM; one-process A/B per subset (workers=1,
+       back to back): EmojiStyle 8.91 -> 8.79 s CPU, PixelEdit 17.81 -> 17.53 s (-1.3 %, -1.6 %).
+       The goal of 1.2 x is not shown here.
     peak RSS, main + workers:   1x 1,566 -> 827 MB    4x 2,485 -> 1,150 MB
     peak RSS, largest worker:   1x   670 -> 307 MB    4x 1,033 ->   325 MB
     peak RSS, main:             1x   391 -> 335 MB    4x   654 ->   505 MB
