@@ -6,8 +6,10 @@ helper imports numpy; after scoring, the parent sends it the few fields the boot
 reads (JSON through a pipe) and goes on with the other analyses, the summary and the files,
 and collects the result at the end. Forking before anything is loaded keeps the helper
 small (it shares only the interpreter's start-up state). The result is exactly the
-in-process one (JSON round-trips every value the bootstrap produces); elsewhere, or with
-``ROSE_EVAL_SERIAL=1``, the bootstrap simply runs in process.
+in-process one (JSON round-trips every value the bootstrap produces); elsewhere, with
+``ROSE_EVAL_SERIAL=1``, or when the caller already runs other threads (rose-eval used as a
+library inside a threaded program: a fork there may copy a lock another thread holds and
+hang the helper), the bootstrap simply runs in process.
 
 A helper that dies or sends something unreadable makes the bootstrap analysis fail (one
 message); the rest is unaffected. Leaving early (an input error, Ctrl-C) kills the helper.
@@ -19,6 +21,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -65,7 +68,8 @@ class BootstrapHelper:
 
     def __init__(self) -> None:
         self.pid = 0
-        if not sys.platform.startswith("linux") or os.environ.get(SERIAL_ENV) == "1":
+        if (not sys.platform.startswith("linux") or os.environ.get(SERIAL_ENV) == "1"
+                or threading.active_count() > 1):
             return
         to_child, self._request = os.pipe()
         self._reply, from_child = os.pipe()

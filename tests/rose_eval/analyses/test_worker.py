@@ -82,3 +82,20 @@ def test_serial_mode_and_the_helper_give_the_same_files(tmp_path, capsys, monkey
                      "--n_boot", "400", "--seed", "5"]) == 0
         outputs[mode] = {p.name: p.read_bytes() for p in out.iterdir()}
     assert outputs["1"] == outputs["0"]
+
+
+def test_no_fork_while_other_threads_run(monkeypatch):
+    import threading
+
+    monkeypatch.delenv(SERIAL_ENV, raising=False)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not BootstrapHelper().active  # runs in process instead
+    finally:
+        release.set()
+        other.join()
+    helper = BootstrapHelper()
+    assert helper.active
+    helper.close()
