@@ -29,8 +29,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import cairosvg
 import numpy as np
+from cairosvg.parser import Tree
+from cairosvg.surface import PNGSurface
 from PIL import Image, ImageDraw, ImageFont
 
 from assets_manifest import ManifestError, load_manifest, manifest_path, sha256_bytes, sha256_file
@@ -349,9 +350,28 @@ def _square(rgba: Image.Image) -> Image.Image:
     return canvas
 
 
+def _svg_rgba(data: bytes, size: int) -> Image.Image:
+    """The SVG drawn by cairosvg into a cairo image surface, read as straight RGBA.
+
+    The same pixels as ``cairosvg.svg2png`` decoded, without its PNG encode and decode:
+    cairo's premultiplied ARGB is un-premultiplied with the rounding cairo's PNG writer uses.
+    """
+    surface = PNGSurface(Tree(bytestring=data), None, 96, output_width=size, output_height=size)
+    image = surface.cairo
+    image.flush()
+    w, h = image.get_width(), image.get_height()
+    argb = np.frombuffer(image.get_data(), np.uint32).reshape(h, image.get_stride() // 4)[:, :w]  # native-endian
+    alpha = argb >> 24
+    half, safe = alpha // 2, np.maximum(alpha, 1)
+    rgba = np.stack([(((argb >> shift) & 255) * 255 + half) // safe for shift in (16, 8, 0)] + [alpha],
+                    axis=-1).astype(np.uint8)
+    rgba[alpha == 0] = 0
+    surface.finish()
+    return Image.fromarray(rgba, "RGBA")
+
+
 def _render_svg(data: bytes, size: int) -> Image.Image:
-    png = cairosvg.svg2png(bytestring=data, output_width=size, output_height=size)
-    im = Image.open(io.BytesIO(png)).convert("RGBA")
+    im = _svg_rgba(data, size)
     if im.size != (size, size):
         im = _square(im).resize((size, size), Image.Resampling.LANCZOS)
     return im
@@ -400,7 +420,7 @@ def art_box(cell_size: int) -> tuple[int, int]:
     return pad, cell_size - 2 * pad
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=64)  # reuse is within a scene; a large cache only grows with the release
 def _cached_tile(vendor_name: str, key: str, path: str, sha256: str, size: int) -> bytes:
     """RGB tile bytes; the key includes the asset's sha256 and the size."""
     vendor = EMOJI_VENDORS.get(vendor_name)

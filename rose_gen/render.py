@@ -245,8 +245,13 @@ def apply_cue(base: np.ndarray, rect: tuple[int, int, int, int], cell_size: int,
 
 def encode_png(image: np.ndarray, compress_level: int) -> bytes:
     """Deterministic PNG bytes of an RGB array (no metadata chunks)."""
+    return picture_png(Image.fromarray(image, mode="RGB"), compress_level)
+
+
+def picture_png(picture: Image.Image, compress_level: int) -> bytes:
+    """Deterministic PNG bytes of an RGB Pillow image (no metadata chunks)."""
     buf = io.BytesIO()
-    Image.fromarray(image, mode="RGB").save(buf, format="PNG", compress_level=int(compress_level))
+    picture.save(buf, format="PNG", compress_level=int(compress_level))
     return buf.getvalue()
 
 
@@ -264,16 +269,22 @@ def render_grid_images(majority_tile: Image.Image, target_tile: Image.Image, *, 
 def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings) -> RenderedScene:
     """Render one planned scene with its visual source (tiles once, then paste and encode).
 
-    The base image is encoded first; the cue is then drawn on the same array (no copy).
+    The base image is encoded first; the cue is then drawn on the same array and only the
+    cue rectangle is copied into the Pillow image before the cue image is encoded.
     """
     pair, cell = scene.pair, scene.cell_size
     majority = tile_array(source.render_tile(pair, "majority", cell), cell, "majority tile")
     target = tile_array(source.render_tile(pair, "target", cell), cell, "target tile")
     image = compose_grid(majority, target, scene.rows, scene.cols, scene.target_cells)
     level = settings.png_compress_level
-    base_png = encode_png(image, level)
+    picture = Image.fromarray(image, mode="RGB")  # the one full array -> Pillow copy of the scene
+    base_png = picture_png(picture, level)
     cue = resolve_cue(settings.cue, (majority, target))
-    cue_png = encode_png(draw_cue(image, cue_rectangle(scene), cell, scene.cue_type, cue), level)
+    rect = cue_rectangle(scene)
+    draw_cue(image, rect, cell, scene.cue_type, cue)
+    box = cell_box(*rect, cell)  # cue overlays only touch pixels inside the rectangle: copy just those
+    picture.paste(Image.fromarray(image[box.top:box.bottom, box.left:box.right], mode="RGB"), (box.left, box.top))
+    cue_png = picture_png(picture, level)
     return RenderedScene(scene_id=scene.scene_id, base_png=base_png, cue_png=cue_png,
                          width=image.shape[1], height=image.shape[0], cue_color=cue.color)
 

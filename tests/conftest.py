@@ -1,4 +1,9 @@
-"""Shared fixtures: headless Chromium (see tests/browser.py)."""
+"""Shared fixtures (headless Chromium, see tests/browser.py) and the suite's plugins.
+
+tests/skip_policy.py makes every skip fail the run unless a test declares an optional
+third-party package with ``@pytest.mark.optional_dependency(...)``; read it before adding
+a skip.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from typing import Any
 import pytest
 
 from tests.browser import PageLog, PageWatch, launch_chromium
+
+pytest_plugins = ["pytester", "tests.skip_policy"]
 
 
 @pytest.fixture(scope="session")

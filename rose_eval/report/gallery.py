@@ -21,12 +21,12 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from rose_eval.analyses._rows import ALL_TEMPLATES, template_of
+from rose_eval.analyses._rows import ALL_TEMPLATES
 from rose_eval.regions import region_cells
 from rose_eval.report.htmlkit import Html, el, void
 from rose_eval.report.taxonomy import CATEGORIES, classify
-from rose_eval.score import coord_set
-from rose_eval.vocab import SUBSET_SHORT, TEMPLATE_SHORT
+from rose_eval.truth import cells_of
+from rose_eval.vocab import SUBSET_SHORT, TEMPLATE_SHORT, template_of
 
 Item = Mapping[str, Any]
 DISPLAY_SIDE = 480  # longest side of a gallery image, px
@@ -98,16 +98,16 @@ def overlay(image: Image.Image, item: Item, row: Mapping[str, Any]) -> Image.Ima
         draw.rectangle(((c1 - 1) * cw, (r1 - 1) * ch, c2 * cw - 1, r2 * ch - 1),
                        outline=REGION, width=max(2, line // 2))
     halo = (255, 255, 255)  # a white rim keeps frames visible on dark tiles
-    for cell in sorted(coord_set(item.get("out_region_target_cells") or [])):
+    for cell in sorted(cells_of(item.get("out_region_target_cells") or [])):
         draw.rectangle(box(cell, line / 2 - 1), outline=halo, width=max(2, line // 2) + 2)
         draw.rectangle(box(cell, line / 2), outline=OUTSIDE_TARGET, width=max(2, line // 2))
-    gold = coord_set(item.get("gt_clicks") or [])
+    gold = cells_of(item.get("gt_clicks") or [])
     for cell in sorted(gold):
         draw.rectangle(box(cell, line / 2 - 1), outline=halo, width=line + 2)
         draw.rectangle(box(cell, line / 2), outline=GOLD, width=line)
     # A click is a dot in the cell's upper-left corner, so the tile itself stays visible.
     radius = max(3.0, min(cw, ch) * 0.15)
-    for cell in sorted(coord_set(item.get("pred_clicks_valid_unique") or [])):
+    for cell in sorted(cells_of(item.get("pred_clicks_valid_unique") or [])):
         x0, y0, _, _ = box(cell)
         cx, cy = x0 + line + radius, y0 + line + radius
         draw.ellipse((cx - radius, cy - radius, cx + radius, cy + radius),
@@ -145,8 +145,8 @@ def _facts(item: Item) -> str:
     gold = int(item.get("gt_count") or 0)
     parts = [f"gold: {gold} target{'s' if gold != 1 else ''}"]
     if item.get("click_applicable") == 1:
-        clicked = coord_set(item.get("pred_clicks_valid_unique") or [])
-        hits = len(clicked & coord_set(item.get("gt_clicks") or []))
+        clicked = cells_of(item.get("pred_clicks_valid_unique") or [])
+        hits = len(clicked & cells_of(item.get("gt_clicks") or []))
         parts.append(f"clicked {len(clicked)} cell{'s' if len(clicked) != 1 else ''}, "
                      f"{hits} correct")
         if item.get("pred_clicks_invalid"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rose_eval.percent import percent_text
 from rose_eval.vocab import SUBSET_ORDER, SUBSET_SHORT, TEMPLATE_ORDER, TEMPLATE_SHORT
 
 Node = Mapping[str, Any]
@@ -30,9 +31,9 @@ def cell(point: float | None, ci: Node | None, digits: int = 1) -> str:
         point = ci.get("point")
     if point is None:
         return "--"
-    text = f"{100 * point:.{digits}f}"
+    text = percent_text(point, digits)
     if isinstance(ci, Mapping) and ci.get("lo") is not None and ci.get("hi") is not None:
-        text += f" [{100 * ci['lo']:.{digits}f}, {100 * ci['hi']:.{digits}f}]"
+        text += f" [{percent_text(ci['lo'], digits)}, {percent_text(ci['hi'], digits)}]"
     return text
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rose_eval.analyses._rows import ALL_TEMPLATES, by_subset, mean, template_of
+from rose_eval.analyses._rows import ALL_TEMPLATES, by_subset
 from rose_eval.analyses.compare import CompareError, check_same_items, compare_runs
 from rose_eval.analyses.consistency import METRIC_KEYS as CONSISTENCY_KEYS
 from rose_eval.report import plots
@@ -28,7 +28,8 @@ from rose_eval.report.markdown import (
 )
 from rose_eval.report.runs import ReportRun
 from rose_eval.report.taxonomy import CATEGORIES, taxonomy_by_template
-from rose_eval.vocab import SUBSET_ORDER, SUBSET_SHORT, TEMPLATE_SHORT
+from rose_eval.summaries import mean
+from rose_eval.vocab import SUBSET_ORDER, SUBSET_SHORT, TEMPLATE_SHORT, template_of
 
 BRIDGE_SHORT = {"T1B_CLICK_GLOBAL": "G-Clk (T1B)", "T2B_COUNT_LOCAL_MATCHED": "mL-Cnt (T2B)"}
 GLOBAL_BRIDGE_KEYS = ("G-Cnt", "G-Clk", "V-Clk", "G-Clk | G-Cnt correct", "Card-Exact",

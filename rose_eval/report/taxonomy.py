@@ -15,9 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rose_eval.analyses._rows import ALL_TEMPLATES, template_of
+from rose_eval.analyses._rows import ALL_TEMPLATES
 from rose_eval.analyses.abstention import abstained, is_zero_target
 from rose_eval.registry import Registry
+from rose_eval.vocab import template_of
 
 Item = Mapping[str, Any]
 

@@ -12,11 +12,6 @@ from scipy import ndimage
 
 from rose_gen import pixel_assets as px
 
-crawl_installed = pytest.mark.skipif(
-    not (px.CRAWL_TILE_DIR / "main.png").is_file(),
-    reason=f"Dungeon Crawl tiles not installed (apt-get install {px.CRAWL_PACKAGE})",
-)
-
 
 def _blob(h: int, w: int, colour: tuple[int, int, int]) -> np.ndarray:
     """A solid RGBA rectangle with a dark outline and a lighter core (several colours)."""
@@ -33,7 +28,6 @@ def _blob(h: int, w: int, colour: tuple[int, int, int]) -> np.ndarray:
 # ---------------------------------------------------------------------------- slicing
 
 
-@crawl_installed
 def test_feat_sheet_slices_to_known_counts_of_real_sprites():
     sprites, pieces = px.slice_sheet(px.SheetSpec("feat", "components"))
     assert pieces == 1547  # alpha components after guillotine splits, as measured
@@ -45,7 +39,6 @@ def test_feat_sheet_slices_to_known_counts_of_real_sprites():
         assert px.is_substantial(s.pixels)
 
 
-@crawl_installed
 def test_floor_sheet_is_sliced_on_the_32px_grid():
     sprites, pieces = px.slice_sheet(px.SheetSpec("floor", "grid"))
     assert pieces == 30 * 32  # 960x1024 sheet
@@ -109,7 +102,6 @@ def test_procedural_families_are_deterministic_related_and_distinct():
 # ---------------------------------------------------------------------------- checksums
 
 
-@crawl_installed
 def test_sprite_checksum_mismatch_is_refused():
     manifest = copy.deepcopy(px.default_library().manifest)
     entry = next(e for e in manifest["sprites"] if e["source"] == "crawl")
@@ -118,7 +110,6 @@ def test_sprite_checksum_mismatch_is_refused():
         px.SpriteLibrary(manifest).pixels(entry["id"])
 
 
-@crawl_installed
 def test_sheet_checksum_mismatch_is_refused():
     manifest = copy.deepcopy(px.default_library().manifest)
     for sheet in manifest["sheets"]:

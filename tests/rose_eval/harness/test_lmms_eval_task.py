@@ -72,9 +72,10 @@ def docs(folder, tmp_path_factory) -> list[dict[str, Any]]:
     return [dict(doc) for doc in loaded[config["test_split"]]]
 
 
+@pytest.mark.optional_dependency("lmms-eval", module="lmms_eval")  # needs torch (tests/skip_policy.py)
 def test_lmms_eval_loads_the_task_folder(folder):
     """Optional-package skip: lmms-eval (torch) is not part of the test set-up."""
-    tasks = pytest.importorskip("lmms_eval.tasks", reason="lmms-eval is an optional harness (needs torch)")
+    import lmms_eval.tasks as tasks
     manager = tasks.TaskManager(include_path=str(folder))
     assert {"rose_test", "rose_dev"} <= set(manager.all_subtasks) and "rose" in manager.all_groups
     task = manager.load_task_or_group(["rose_test"])["rose_test"]
