@@ -7,7 +7,6 @@ import pytest
 
 from rose_gen import pixel_assets as px
 from rose_gen import pixel_pool
-from tests.rose_gen.test_pixel_assets import crawl_installed
 
 
 def _ring(size: int = 12) -> np.ndarray:
@@ -56,7 +55,6 @@ def test_listed_and_region_rejections_say_why():
         pixel_pool.check_listed_ids(["crawl-main-0001"])
 
 
-@crawl_installed
 def test_the_issue_examples_are_rejected_and_no_library_sprite_fails_the_shape_test():
     rejected = {r["id"]: r["reason"] for r in px.load_pixel_manifest("pixel_rejected")["rejected"]}
     library = px.default_library()
