@@ -195,7 +195,7 @@ def _own_sprite(scene: SceneSpec) -> Resolved | None:
     """Our release's pair, looked up in our sprite library by pair_key (None: not one of ours)."""
     fields = scene.pair.row_fields
     kind = fields.get("sprite_source")
-    if kind not in ("crawl", "procedural"):
+    if kind not in ("crawl", "cdda", "procedural"):
         return None
     found = next((p for p in _library_pool(scene.source, str(kind)) if p.pair_key == scene.pair.pair_key), None)
     if found is None:
@@ -220,6 +220,7 @@ def _procedural_stand_in(scene: SceneSpec, what: str, entry: Mapping[str, Any]) 
 @RESOLVERS.register("pixel_edit")
 def _pixel_edit(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOptions) -> Resolved:
     from rose_gen import pixel_assets as px
+    from rose_gen.pixel_edits import plan_named_edit
     from rose_gen.sources.pixel_edit import EDITED_SUFFIX
 
     entry = manifest["pixel"][scene.subset]
@@ -227,7 +228,7 @@ def _pixel_edit(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOp
     folder = Path(options.pixel_assets) if options.pixel_assets else None
     if folder is not None and (folder / name).is_file():
         pixels = px.load_user_sprite(folder, name)
-        planned = px.plan_edit(pixels, px.edit_rng(0, f"user-{name}"))
+        planned = plan_named_edit(pixels, name)
         if planned is None:
             return Resolved(None, (), f"{folder / name}: no local edit is visible at {px.MIN_CELL_SIZE} px")
         render = {"library": "user", "folder": str(folder), "file": name, "edit": planned.edit.to_json()}
