@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ROSE toolkit: one entry point for set-up, the demo and the tests.
 #   ./run.sh demo   set up, then generate the mini release, solve it with the cv baseline, evaluate it
-#   ./run.sh test   set up, then lint and run the whole test suite
+#   ./run.sh test   set up, then lint, run the whole test suite and prove the evaluator-only
+#                   install (scripts/check_eval_only.sh; skipped when pytest arguments are given)
 # Set-up is idempotent: Debian packages (when root), a .venv with pinned packages.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -70,6 +71,9 @@ tests() {
   setup
   ruff check .
   python -m pytest -q "$@"
+  if [ $# -eq 0 ]; then
+    bash "$ROOT/scripts/check_eval_only.sh"
+  fi
 }
 
 case "${1:-}" in

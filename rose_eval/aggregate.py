@@ -1,164 +1,141 @@
-"""Aggregation of per-item records into the public evaluator's summary numbers.
+"""Per-item records -> the evaluator's summary (evaluation_summary.json's content).
 
-Plain Python floats summed left to right in the public evaluator's row order, so that
-every number (and every rounded table cell) is identical to v0.1's. Means skip values
-that are None, empty or not convertible to float.
+Every summary is a table of :mod:`rose_eval.summaries` (output key -> population, field,
+reducer); the keys, their order and the values are the public v0.1 evaluator's. Means sum
+plain floats left to right in record order, so every number is bit-identical to v0.1's.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER, TEMPLATE_SHORT, canonical_template
+from rose_eval.percent import COUNT, FRACTION, TEXT, percent_view
+from rose_eval.summaries import (
+    Population,
+    Stat,
+    Table,
+    count,
+    differs,
+    equals,
+    group_by,
+    group_by_field,
+    is_present,
+    macro,
+    mean,
+    share_positive,
+    summarize,
+)
+from rose_eval.vocab import (
+    SUBSET_ORDER,
+    TEMPLATE_NAMES,
+    TEMPLATE_ORDER,
+    TEMPLATE_SHORT,
+    template_of,
+)
 
 Row = Mapping[str, Any]
 T1_TEMPLATE = TEMPLATE_ORDER[0]
 ACTION_TEMPLATES = TEMPLATE_ORDER[2:]
 
-PERCENT_KEYS = frozenset({
-    "PASS", "SOFT", "VALID", "Avg. PASS", "Avg. SOFT", "C-F1", "R-OK",
-    *TEMPLATE_SHORT.values(), "Action Avg.",
-})
 
+# ---- the metric block of one group (overall, per subset, template, mode, region type) -----
 
-def as_float(value: Any) -> float | None:
-    """float(value), or None for None, '' and anything float() rejects."""
-    if value is None or value == "":
-        return None
-    try:
-        return float(value)
-    except Exception:
-        return None
-
-
-def mean(values: Iterable[Any]) -> float | None:
-    """Mean of the float-convertible values (None when there are none)."""
-    values = list(values)
-    try:  # fast path for plain numbers; same result as the careful path below
-        floats = [float(v) for v in values if v is not None and v != ""]
-    except Exception:
-        floats = [f for f in map(as_float, values) if f is not None]
-    if not floats:
-        return None
-    return sum(floats) / len(floats)
-
-
-def _flag(value: Any) -> int:
-    return int((value or 0) > 0)
+GROUP_POPULATIONS: dict[str, Population] = {
+    "count": Population(equals(1), "count_applicable"),
+    "count_parsed": Population(is_present, "pred_count", within="count"),
+    "click": Population(equals(1), "click_applicable"),
+    "submit": Population(equals(1), "submit_applicable"),
+    "local": Population(differs(T1_TEMPLATE), "task_template"),
+    "exclusion": Population(equals("EXCLUSION"), "region_type"),
+}
+GROUP_TABLE: Table = (
+    Stat("n", reduce=count),
+    Stat("pass_rate", "pass"),
+    Stat("unified_soft", "unified_soft"),
+    Stat("valid_rate", "format_valid"),
+    Stat("format_error_rate", "format_error"),
+    Stat("api_error_rate", "api_error"),
+    Stat("n_count_applicable", population="count", reduce=count),
+    Stat("count_exact_rate", "count_exact", "count"),
+    Stat("count_mae_parsed", "count_mae", "count_parsed"),
+    Stat("count_bias_parsed", "count_bias", "count_parsed"),
+    Stat("count_soft", "count_soft", "count"),
+    Stat("n_click_applicable", population="click", reduce=count),
+    *(Stat(f"{name}_rate" if name.startswith("click_exact") else name, name, "click")
+      for name in ("click_exact_set", "click_exact_set_strict", "click_precision", "click_recall",
+                   "click_f1", "click_f1_strict", "click_iou", "click_iou_strict")),
+    Stat("region_ok_rate", "region_ok", "click"),
+    *(Stat(f"{name}_sample_rate", f"{name}_count", "click", share_positive)
+      for name in ("region_violation", "invalid_coordinate", "duplicate_click", "over_click",
+                   "under_click")),
+    Stat("near_miss_rate", "near_miss_rate", "click"),
+    Stat("n_submit_applicable", population="submit", reduce=count),
+    Stat("submit_exact_rate", "submit_exact", "submit"),
+    Stat("click_submit_consistency_rate", "click_submit_consistency", "submit"),
+    Stat("global_default_error_rate", "global_default_error", "local"),
+    Stat("n_exclusion", population="exclusion", reduce=count),
+    Stat("exclusion_failure_rate", "exclusion_failure", "exclusion"),
+)
 
 
 def summary_for(rows: Sequence[Row]) -> dict[str, Any]:
-    """The public evaluator's metric block for one group of per-item records."""
-    if not rows:
-        return {"n": 0}
-    count_rows = [r for r in rows if r.get("count_applicable") == 1]
-    click_rows = [r for r in rows if r.get("click_applicable") == 1]
-    submit_rows = [r for r in rows if r.get("submit_applicable") == 1]
-    exclusion_rows = [r for r in rows if r.get("region_type") == "EXCLUSION"]
-    parsed_counts = [r for r in count_rows if r.get("pred_count") is not None]
-
-    def avg(group: Sequence[Row], key: str) -> float | None:
-        return mean(r.get(key) for r in group)
-
-    def share(group: Sequence[Row], key: str) -> float | None:
-        return mean(_flag(r.get(key)) for r in group)
-
-    return {
-        "n": len(rows),
-        "pass_rate": avg(rows, "pass"),
-        "unified_soft": avg(rows, "unified_soft"),
-        "valid_rate": avg(rows, "format_valid"),
-        "format_error_rate": avg(rows, "format_error"),
-        "api_error_rate": avg(rows, "api_error"),
-        "n_count_applicable": len(count_rows),
-        "count_exact_rate": avg(count_rows, "count_exact"),
-        "count_mae_parsed": avg(parsed_counts, "count_mae"),
-        "count_bias_parsed": avg(parsed_counts, "count_bias"),
-        "count_soft": avg(count_rows, "count_soft"),
-        "n_click_applicable": len(click_rows),
-        "click_exact_set_rate": avg(click_rows, "click_exact_set"),
-        "click_exact_set_strict_rate": avg(click_rows, "click_exact_set_strict"),
-        "click_precision": avg(click_rows, "click_precision"),
-        "click_recall": avg(click_rows, "click_recall"),
-        "click_f1": avg(click_rows, "click_f1"),
-        "click_f1_strict": avg(click_rows, "click_f1_strict"),
-        "click_iou": avg(click_rows, "click_iou"),
-        "click_iou_strict": avg(click_rows, "click_iou_strict"),
-        "region_ok_rate": avg(click_rows, "region_ok"),
-        "region_violation_sample_rate": share(click_rows, "region_violation_count"),
-        "invalid_coordinate_sample_rate": share(click_rows, "invalid_coordinate_count"),
-        "duplicate_click_sample_rate": share(click_rows, "duplicate_click_count"),
-        "over_click_sample_rate": share(click_rows, "over_click_count"),
-        "under_click_sample_rate": share(click_rows, "under_click_count"),
-        "near_miss_rate": avg(click_rows, "near_miss_rate"),
-        "n_submit_applicable": len(submit_rows),
-        "submit_exact_rate": avg(submit_rows, "submit_exact"),
-        "click_submit_consistency_rate": avg(submit_rows, "click_submit_consistency"),
-        "global_default_error_rate": avg(
-            [r for r in rows if r.get("task_template") != T1_TEMPLATE], "global_default_error"
-        ),
-        "n_exclusion": len(exclusion_rows),
-        "exclusion_failure_rate": avg(exclusion_rows, "exclusion_failure"),
-    }
+    """The metric block of one group of per-item records (``{"n": 0}`` for none)."""
+    return summarize(rows, GROUP_TABLE, GROUP_POPULATIONS) if rows else {"n": 0}
 
 
 def group_summary(rows: Sequence[Row], key: str) -> dict[str, dict[str, Any]]:
-    """summary_for per value of ``key`` (as a string), keys sorted."""
-    buckets: dict[str, list[Row]] = defaultdict(list)
-    for row in rows:
-        buckets[str(row.get(key))].append(row)
-    return {value: summary_for(buckets[value]) for value in sorted(buckets)}
+    """summary_for per value of ``key`` (as text), values sorted."""
+    groups = group_by_field(rows, key)
+    return {value: summary_for(groups[value]) for value in sorted(groups)}
 
 
-def macro_over_subsets(rows: Sequence[Row], selector: Callable[[Row], bool],
-                       value_key: str) -> float | None:
-    """Mean over subsets (in SUBSET_ORDER) of the per-subset item mean; empty subsets skipped."""
-    per_subset = [
-        mean(r.get(value_key) for r in rows if r.get("rose_subset") == subset and selector(r))
-        for subset in SUBSET_ORDER
-    ]
-    return mean(v for v in per_subset if v is not None)
+# ---- the paper's tables -------------------------------------------------------------------
+
+def _by_known_subset(rows: Sequence[Row]) -> dict[str, list[Row]]:
+    groups = group_by(rows, lambda row: row.get("rose_subset"))
+    return {subset: groups.get(subset, []) for subset in SUBSET_ORDER}
+
+
+TABLE1_SUBSET: Table = (
+    Stat("n", reduce=count),
+    Stat("PASS", "pass"),
+    Stat("SOFT", "unified_soft"),
+    Stat("VALID", "format_valid"),
+)
+TABLE2_POPULATIONS: dict[str, Population] = {
+    **{t: Population(TEMPLATE_NAMES[t].__contains__, "task_template") for t in TEMPLATE_ORDER},
+    "click": GROUP_POPULATIONS["click"],
+}
+TABLE2_SUBSET: Table = (
+    *(Stat(TEMPLATE_SHORT[t], "pass", t) for t in TEMPLATE_ORDER),
+    Stat("C-F1", "click_f1_strict", "click"),
+    Stat("R-OK", "region_ok", "click"),
+)
 
 
 def paper_table1(rows: Sequence[Row]) -> dict[str, Any]:
-    """Table 1: per-subset PASS / SOFT / VALID and their macro averages."""
-    by_subset: dict[str, dict[str, Any]] = {}
-    for subset in SUBSET_ORDER:
-        members = [r for r in rows if r.get("rose_subset") == subset]
-        by_subset[subset] = {
-            "n": len(members),
-            "PASS": mean(r.get("pass") for r in members),
-            "SOFT": mean(r.get("unified_soft") for r in members),
-            "VALID": mean(r.get("format_valid") for r in members),
-        }
-
-    def macro(key: str) -> float | None:
-        return mean(by_subset[s][key] for s in SUBSET_ORDER if by_subset[s][key] is not None)
-
-    return {"by_subset": by_subset, "Avg. PASS": macro("PASS"), "Avg. SOFT": macro("SOFT"),
-            "VALID": macro("VALID")}
-
-
-def _is_click(row: Row) -> bool:
-    return row.get("click_applicable") == 1
+    """Table 1: per-subset item means of PASS / SOFT / VALID and their subset macros."""
+    by_subset = {s: summarize(members, TABLE1_SUBSET)
+                 for s, members in _by_known_subset(rows).items()}
+    return {
+        "by_subset": by_subset,
+        "Avg. PASS": macro(record["PASS"] for record in by_subset.values()),
+        "Avg. SOFT": macro(record["SOFT"] for record in by_subset.values()),
+        "VALID": macro(record["VALID"] for record in by_subset.values()),
+    }
 
 
 def paper_table2(rows: Sequence[Row]) -> dict[str, Any]:
-    """Table 2: template PASS (macro over subsets), C-F1, R-OK and Avg. PASS."""
-    template_pass: dict[str, float | None] = {
-        TEMPLATE_SHORT[template]: macro_over_subsets(
-            rows, lambda r, t=template: r.get("task_template") == t, "pass"
-        )
-        for template in TEMPLATE_ORDER
-    }
-    return {
-        **template_pass,
-        "C-F1": macro_over_subsets(rows, _is_click, "click_f1_strict"),
-        "R-OK": macro_over_subsets(rows, _is_click, "region_ok"),
-        "Avg. PASS": mean(v for v in template_pass.values() if v is not None),
-    }
+    """Table 2: each entry an equal-subset macro; Avg. PASS the mean of the five templates."""
+    per_subset = [summarize(members, TABLE2_SUBSET, TABLE2_POPULATIONS)
+                  for members in _by_known_subset(rows).values()]
+    table = {entry.key: macro(record[entry.key] for record in per_subset) for entry in TABLE2_SUBSET}
+    table["Avg. PASS"] = macro(table[TEMPLATE_SHORT[t]] for t in TEMPLATE_ORDER)
+    return table
 
 
 CONDITIONED_NOTE = (
@@ -168,79 +145,53 @@ CONDITIONED_NOTE = (
 
 
 def scene_conditioned_action(rows: Sequence[Row]) -> dict[str, Any]:
-    """Action-template PASS on scenes whose T1 passed (over the rows present)."""
+    """Action-template PASS on the scenes whose T1 passed, per subset and as subset macros."""
     by_subset: dict[str, dict[str, Any]] = {}
-    for subset in SUBSET_ORDER:
-        members = [r for r in rows if r.get("rose_subset") == subset]
-        t1_passed = {
-            str(r.get("scene_id")) for r in members
-            if r.get("task_template") == T1_TEMPLATE and r.get("pass") == 1
-        }
-        record: dict[str, Any] = {"n_t1_correct_scenes": len(t1_passed)}
+    for subset, members in _by_known_subset(rows).items():
+        templates = group_by(members, template_of)
+        solved = {str(r.get("scene_id")) for r in templates.get(T1_TEMPLATE, ())
+                  if r.get("pass") == 1}
+        record: dict[str, Any] = {"n_t1_correct_scenes": len(solved)}
         for template in ACTION_TEMPLATES:
-            matched = [r for r in members if r.get("task_template") == template
-                       and str(r.get("scene_id")) in t1_passed]
-            record[TEMPLATE_SHORT[template]] = {
-                "n": len(matched), "pass_rate": mean(r.get("pass") for r in matched),
-            }
+            kept = [r.get("pass") for r in templates.get(template, ())
+                    if str(r.get("scene_id")) in solved]
+            record[TEMPLATE_SHORT[template]] = {"n": len(kept), "pass_rate": mean(kept)}
         by_subset[subset] = record
-
-    macro: dict[str, float | None] = {}
-    for template in ACTION_TEMPLATES:
-        short = TEMPLATE_SHORT[template]
-        macro[short] = mean(by_subset[s][short]["pass_rate"] for s in SUBSET_ORDER
-                            if by_subset[s][short]["pass_rate"] is not None)
-    macro["Action Avg."] = mean(v for v in list(macro.values()) if v is not None)
-    return {"by_subset": by_subset, "macro": macro, "note": CONDITIONED_NOTE}
+    shorts = [TEMPLATE_SHORT[t] for t in ACTION_TEMPLATES]
+    macros = {short: macro(r[short]["pass_rate"] for r in by_subset.values()) for short in shorts}
+    macros["Action Avg."] = macro(macros.values())
+    return {"by_subset": by_subset, "macro": macros, "note": CONDITIONED_NOTE}
 
 
-def pct(value: float | None, digits: int = 4) -> float | None:
-    """100 * value rounded (None stays None)."""
-    return None if value is None else round(100.0 * value, digits)
+# What every leaf of paper_metrics is, for its percentage view.
+PAPER_LEAF_KINDS: dict[str, str] = {
+    **dict.fromkeys(("PASS", "SOFT", "VALID", "Avg. PASS", "Avg. SOFT", "C-F1", "R-OK",
+                     "Action Avg.", "pass_rate", *TEMPLATE_SHORT.values()), FRACTION),
+    **dict.fromkeys(("n", "n_t1_correct_scenes"), COUNT),
+    "note": TEXT,
+}
 
 
-def percentage_tree(value: Any) -> Any:
-    """Copy of a nested result with rate-valued entries turned into percentages."""
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, child in value.items():
-            if isinstance(child, (dict, list)):
-                out[key] = percentage_tree(child)
-            elif child is None:
-                out[key] = None
-            elif isinstance(child, (int, float)) and ("rate" in key.lower() or key in PERCENT_KEYS):
-                out[key] = pct(float(child))
-            else:
-                out[key] = child
-        return out
-    if isinstance(value, list):
-        return [percentage_tree(child) for child in value]
-    return value
-
+# ---- coverage and the whole summary ---------------------------------------------------------
 
 def coverage_rows(metadata_rows: Sequence[Row], eval_rows: Sequence[Row]
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Expected vs evaluated item counts per subset and per main template."""
-    def counts(rows: Sequence[Row], key: str, canon: Callable[[str], str] = str):
-        return Counter(canon(str(r.get(key))) for r in rows)
+    """Expected vs evaluated items per subset and per main template."""
+    def tally(rows: Sequence[Row], read) -> Counter:
+        return Counter(read(row) for row in rows)
 
-    exp_sub, got_sub = counts(metadata_rows, "rose_subset"), counts(eval_rows, "rose_subset")
-    exp_tpl = counts(metadata_rows, "task_template", canonical_template)
-    got_tpl = counts(eval_rows, "task_template", canonical_template)
+    def line(expected: int, evaluated: int) -> dict[str, Any]:
+        return {"expected": expected, "evaluated": evaluated,
+                "coverage_rate": evaluated / expected if expected else None}
 
-    def rate(evaluated: int, expected: int) -> float | None:
-        return evaluated / expected if expected else None
+    def subset_of(row: Row) -> str:
+        return str(row.get("rose_subset"))
 
-    by_subset = [
-        {"rose_subset": s, "expected": exp_sub.get(s, 0), "evaluated": got_sub.get(s, 0),
-         "coverage_rate": rate(got_sub.get(s, 0), exp_sub.get(s, 0))}
-        for s in SUBSET_ORDER
-    ]
-    by_template = [
-        {"task_template": t, "task_short": TEMPLATE_SHORT[t], "expected": exp_tpl.get(t, 0),
-         "evaluated": got_tpl.get(t, 0), "coverage_rate": rate(got_tpl.get(t, 0), exp_tpl.get(t, 0))}
-        for t in TEMPLATE_ORDER
-    ]
+    want_subset, got_subset = tally(metadata_rows, subset_of), tally(eval_rows, subset_of)
+    want_template, got_template = tally(metadata_rows, template_of), tally(eval_rows, template_of)
+    by_subset = [{"rose_subset": s, **line(want_subset[s], got_subset[s])} for s in SUBSET_ORDER]
+    by_template = [{"task_template": t, "task_short": TEMPLATE_SHORT[t],
+                    **line(want_template[t], got_template[t])} for t in TEMPLATE_ORDER]
     return by_subset, by_template
 
 
@@ -271,50 +222,64 @@ PARTIAL_WARNING = (
 EVALUATOR_NAME = "ROSE release evaluator v1"
 
 
-def build_summary(eval_rows: Sequence[Row], metadata_rows: Sequence[Row], *,
-                  run: Mapping[str, Any]) -> dict[str, Any]:
-    """evaluation_summary.json's content (key order as in the public evaluator).
+@dataclass(frozen=True)
+class RunInfo:
+    """What identifies an evaluation run: model, split, inputs and how they matched."""
 
-    ``run`` holds: model, display_name, split, dataset_repo_id, metadata_jsonl,
-    predictions_jsonl, allow_partial, num_expected, num_prediction_rows,
-    missing_item_ids, extra_item_ids.
-    """
-    missing, extra = list(run["missing_item_ids"]), list(run["extra_item_ids"])
-    complete = not missing and not extra
-    cov_subset, cov_template = coverage_rows(metadata_rows, eval_rows)
+    model: str
+    display_name: str
+    split: str
+    dataset_repo_id: str
+    metadata_path: Path
+    predictions_path: Path
+    allow_partial: bool
+    num_expected: int
+    num_prediction_rows: int
+    missing_item_ids: tuple[str, ...] = ()
+    extra_item_ids: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing_item_ids and not self.extra_item_ids
+
+
+def build_summary(eval_rows: Sequence[Row], metadata_rows: Sequence[Row],
+                  run: RunInfo) -> dict[str, Any]:
+    """evaluation_summary.json's content, keys in the public evaluator's order."""
+    by_subset, by_template = coverage_rows(metadata_rows, eval_rows)
     paper = {
         "table1": paper_table1(eval_rows),
         "table2": paper_table2(eval_rows),
         "scene_conditioned_action_available_rows": scene_conditioned_action(eval_rows),
     }
+    coverage = {
+        "complete_submission": run.complete,
+        "allow_partial": run.allow_partial,
+        "num_expected": run.num_expected,
+        "num_prediction_rows": run.num_prediction_rows,
+        "num_evaluated": len(eval_rows),
+        "num_missing": len(run.missing_item_ids),
+        "num_extra": len(run.extra_item_ids),
+        "coverage_rate": len(eval_rows) / run.num_expected,
+        "by_subset": by_subset,
+        "by_template": by_template,
+        "missing_item_ids": list(run.missing_item_ids),
+        "extra_item_ids": list(run.extra_item_ids),
+    }
     return {
         "evaluator": EVALUATOR_NAME,
-        "model": run["model"],
-        "display_name": run["display_name"],
-        "split": run["split"],
-        "dataset_repo_id": run["dataset_repo_id"],
-        "metadata_jsonl": run["metadata_jsonl"],
-        "predictions_jsonl": run["predictions_jsonl"],
-        "coverage": {
-            "complete_submission": complete,
-            "allow_partial": run["allow_partial"],
-            "num_expected": run["num_expected"],
-            "num_prediction_rows": run["num_prediction_rows"],
-            "num_evaluated": len(eval_rows),
-            "num_missing": len(missing),
-            "num_extra": len(extra),
-            "coverage_rate": len(eval_rows) / run["num_expected"],
-            "by_subset": cov_subset,
-            "by_template": cov_template,
-            "missing_item_ids": missing,
-            "extra_item_ids": extra,
-        },
+        "model": run.model,
+        "display_name": run.display_name,
+        "split": run.split,
+        "dataset_repo_id": run.dataset_repo_id,
+        "metadata_jsonl": str(run.metadata_path),
+        "predictions_jsonl": str(run.predictions_path),
+        "coverage": coverage,
         "overall": summary_for(eval_rows),
-        "by_subset": group_summary(eval_rows, "rose_subset"),
-        "by_template": group_summary(eval_rows, "task_template"),
-        "by_task_mode": group_summary(eval_rows, "task_mode"),
-        "by_region_type": group_summary(eval_rows, "region_type"),
+        **{f"by_{name}": group_summary(eval_rows, key) for name, key in (
+            ("subset", "rose_subset"), ("template", "task_template"),
+            ("task_mode", "task_mode"), ("region_type", "region_type"))},
         "paper_metrics": paper,
-        "paper_metrics_percent": percentage_tree(paper),
-        "metric_notes": {**METRIC_NOTES, "partial_warning": None if complete else PARTIAL_WARNING},
+        "paper_metrics_percent": percent_view(paper, PAPER_LEAF_KINDS),
+        "metric_notes": {**METRIC_NOTES, "partial_warning": None if run.complete else PARTIAL_WARNING},
     }

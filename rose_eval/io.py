@@ -3,19 +3,37 @@
 Everything structural (unreadable files, bad JSON, missing or repeated ids, rows the
 scorer cannot read) raises :class:`InputError`, which the CLI prints as one line.
 Answer-level faults (odd ``raw_text``, unknown ids) are not errors here.
+
+Files are streamed and each row keeps only the fields the evaluator reads
+(:data:`METADATA_FIELDS`, :data:`PREDICTION_FIELDS`): a release row's prompts and
+descriptive fields are dropped as soon as the line is parsed, which keeps a full test
+split's memory small.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends Python's text mode recognises
-_BOM = b"\xef\xbb\xbf"
+from rose_eval.jsonl import NOT_OBJECT, UNDECODABLE, UNREADABLE, JsonlFault, jsonl_objects
+
+# Metadata fields read by scoring, the per-item records, coverage and the analyses.
+METADATA_FIELDS = frozenset({
+    "item_id", "scene_id", "image_id", "split", "rose_subset", "primitive_type",
+    "task_template", "task_mode", "region_type", "region_params", "region_case", "cue_type",
+    "difficulty", "rows", "cols", "ground_truth_count", "ground_truth_clicks",
+    "ground_truth_formal_answer", "all_target_cells", "target_cells", "region_target_cells",
+    "source_item_id", "source_click_item_id",
+})
+PREDICTION_FIELDS = frozenset({"item_id", "model", "raw_text", "error"})
+# Harness hook: a VLMEvalKit result file is read as prediction rows (rose_eval.harness).
+RESULT_FILE_SUFFIXES = (".xlsx", ".tsv")
+JSONL_FIX = {
+    UNREADABLE: "check the file's permissions",
+    UNDECODABLE: "re-save the file as UTF-8",
+    NOT_OBJECT: "write one JSON object per line",
+}
 
 
 class InputError(Exception):
@@ -32,63 +50,31 @@ class InputError(Exception):
         return " ".join(text.split())
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """One JSON object from an input file, with where it came from."""
 
     where: str  # "file:line" (JSONL) or "file:row N" (Parquet)
     row: dict[str, Any]
 
 
-def _decode(path: Path, data: bytes) -> str:
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = data[: exc.start].decode("utf-8", "replace")
-        line = len(_NEWLINE.findall(before)) + 1
-        line_start = max(data.rfind(b"\n", 0, exc.start), data.rfind(b"\r", 0, exc.start)) + 1
-        raise InputError(
-            f"undecodable bytes (not UTF-8) at byte {exc.start - line_start + 1} of the line",
-            f"{path}:{line}",
-            "re-save the file as UTF-8",
-        ) from None
+def read_jsonl(path: Path, *, role: str, fields: frozenset[str] | None = None) -> list[Record]:
+    """Every non-blank line of a JSONL file as a JSON object, keeping ``fields`` (None: all).
 
-
-def read_jsonl(path: Path, *, role: str) -> list[Record]:
-    """Every non-blank line of a JSONL file as a JSON object (role names the file in errors)."""
+    ``role`` names the file in errors ("metadata", "predictions").
+    """
     if not path.is_file():
         raise InputError(f"{role} file not found", path, f"check the {role} path")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {role} file: {exc.strerror}", path,
-                         "check the file's permissions") from None
     records: list[Record] = []
-    for line_no, line in enumerate(_NEWLINE.split(_decode(path, data)), start=1):
-        line = line.strip()
-        if not line:
-            continue
-        where = f"{path}:{line_no}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} at column {exc.colno}", where,
-                             "write one JSON object per line") from None
-        except RecursionError:
-            raise InputError("invalid JSON: nested too deeply", where,
-                             "write one flat JSON object per line") from None
-        if not isinstance(row, dict):
-            raise InputError(f"expected a JSON object, got {_json_type(row)}", where,
-                             "write one JSON object per line") from None
-        records.append(Record(where, row))
+    wanted = None if fields is None else tuple(fields)
+    try:
+        for line, row in jsonl_objects(path):
+            if wanted is not None:
+                row = {key: row[key] for key in wanted if key in row}
+            records.append(Record(f"{path}:{line}", row))
+    except JsonlFault as fault:
+        fix = JSONL_FIX.get(fault.kind, "write one JSON object per line")
+        raise InputError(fault.what, fault.where, fix) from None
     return records
-
-
-def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(value), "a number")
 
 
 def drop_nulls(value: Any) -> Any:
@@ -100,31 +86,38 @@ def drop_nulls(value: Any) -> Any:
     return value
 
 
-PARQUET_DROPPED_COLUMNS = ("image",)
-
-
-def read_parquet(path: Path) -> list[Record]:
-    """Rows of a Parquet metadata export, normalised to the JSONL row form."""
+def read_parquet(path: Path, fields: frozenset[str] = METADATA_FIELDS) -> list[Record]:
+    """Rows of a Parquet metadata export (its ``fields`` columns), in the JSONL row form."""
     if not path.is_file():
         raise InputError("metadata file not found", path, "check the metadata path")
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # only Parquet input needs pyarrow
 
-        table = pq.read_table(path)
-    except Exception as exc:  # pyarrow raises many types for a damaged file
+        schema = pq.read_schema(path)
+        table = pq.read_table(path, columns=[name for name in schema.names if name in fields])
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged file
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"unreadable Parquet file: {first}", path,
                          "re-export the release or pass its metadata JSONL") from None
-    keep = [name for name in table.column_names if name not in PARQUET_DROPPED_COLUMNS]
-    rows = table.select(keep).to_pylist()
-    return [Record(f"{path}:row {index}", drop_nulls(row)) for index, row in enumerate(rows, 1)]
+    return [Record(f"{path}:row {index}", drop_nulls(row))
+            for index, row in enumerate(table.to_pylist(), 1)]
 
 
 def read_metadata(path: Path) -> list[Record]:
-    """Metadata rows from a JSONL file or a Parquet export (chosen by suffix)."""
+    """Metadata rows (their evaluator fields) from a JSONL file or a Parquet export."""
     if path.suffix.lower() == ".parquet":
         return read_parquet(path)
-    return read_jsonl(path, role="metadata")
+    return read_jsonl(path, role="metadata", fields=METADATA_FIELDS)
+
+
+def read_predictions(path: Path) -> list[Record]:
+    """Prediction rows (item_id, model, raw_text, error) of a predictions JSONL file, or of a
+    VLMEvalKit result file (.xlsx/.tsv; its reader is loaded only for such a file)."""
+    if path.suffix.lower() in RESULT_FILE_SUFFIXES:
+        from rose_eval.harness.vlmevalkit import read_result_file
+
+        return read_result_file(path)
+    return read_jsonl(path, role="predictions", fields=PREDICTION_FIELDS)
 
 
 def resolve_metadata_path(*, dataset_root: Path | None, metadata: Path | None,
@@ -139,14 +132,13 @@ def resolve_metadata_path(*, dataset_root: Path | None, metadata: Path | None,
     root = dataset_root.expanduser().resolve()
     jsonl = root / f"metadata_{split}.jsonl"
     parquet = root / "data" / f"{split}.parquet"
-    if jsonl.exists() or not parquet.exists():
-        if not jsonl.exists():
-            raise InputError(f"missing release metadata metadata_{split}.jsonl", jsonl,
-                             f"point --dataset_root at a release folder holding "
-                             f"metadata_{split}.jsonl (or data/{split}.parquet), "
-                             "or pass --metadata FILE")
+    if jsonl.exists():
         return jsonl
-    return parquet
+    if parquet.exists():
+        return parquet
+    raise InputError(f"missing release metadata metadata_{split}.jsonl", jsonl,
+                     f"point --dataset_root at a release folder holding metadata_{split}.jsonl "
+                     f"(or data/{split}.parquet), or pass --metadata FILE")
 
 
 def rows_of_split(records: Iterable[Record], split: str) -> list[Record]:
@@ -163,26 +155,31 @@ def index_by_item_id(records: Iterable[Record], *, role: str) -> dict[str, Recor
             raise InputError(f"{role} row without item_id", rec.where,
                              "give every row an item_id")
         key = str(value)
-        if key in index:
-            first = index[key].where.rsplit(":", 1)[1]
-            first = first if first.startswith("row") else f"line {first}"
-            raise InputError(f"duplicate item_id {key!r}, first at {first}", rec.where,
+        first = index.setdefault(key, rec)
+        if first is not rec:
+            place = first.where.rsplit(":", 1)[1]
+            place = place if place.startswith("row") else f"line {place}"
+            raise InputError(f"duplicate item_id {key!r}, first at {place}", rec.where,
                              f"keep one {role} row per item_id")
-        index[key] = rec
     return index
 
 
-def infer_model(predictions: Iterable[Mapping[str, Any]], override: str, source: Path) -> str:
-    """--model, else the one model name in the predictions, else the file's stem."""
+def run_model(rows: Iterable[Mapping[str, Any]], override: str, source: Path) -> str:
+    """The run's model name: --model, else the one name the predictions give, else the file stem.
+
+    Names are compared stripped; blank and missing names do not count. Two or more
+    different names are an InputError.
+    """
     if override.strip():
         return override.strip()
-    models = {
-        str(row.get("model")).strip()
-        for row in predictions
-        if row.get("model") is not None and str(row.get("model")).strip()
-    }
-    if len(models) > 1:
-        shown = ", ".join(sorted(models)[:5])
+    names = {name for name in (_model_name(row) for row in rows) if name}
+    if len(names) > 1:
+        shown = ", ".join(sorted(names)[:5])
         raise InputError(f"several model names in one predictions file: {shown}", source,
                          "pass --model NAME to label the run")
-    return next(iter(models)) if models else source.stem
+    return names.pop() if names else source.stem
+
+
+def _model_name(row: Mapping[str, Any]) -> str:
+    value = row.get("model")
+    return "" if value is None else str(value).strip()

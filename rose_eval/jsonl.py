@@ -1,9 +1,11 @@
 """Reading JSONL files line by line with one-line errors (pure stdlib, nothing heavy).
 
-Shared by the user-facing commands that read release metadata or evaluation records. Lines
-are counted as Python's text mode counts them (``\\n``, ``\\r\\n`` and a lone ``\\r`` each end
-a line), blank lines are skipped and a UTF-8 byte order mark at the start is ignored. Every
-fault raises the caller's error class with ``"{path}:{line}: {what}; {fix}"``.
+The one JSONL reader of the toolkit: rose-eval, rose-eval compare, rose-run and the
+generator's verify/audit/replay read through it. Lines are counted as Python's text mode
+counts them (``\\n``, ``\\r\\n`` and a lone ``\\r`` each end a line), blank lines are skipped,
+a UTF-8 byte order mark at the start is ignored, and the file is streamed (one line in
+memory at a time). A fault raises :class:`JsonlFault` (what is wrong, file and line);
+:func:`iter_jsonl_objects` turns it into the caller's error class with a fix hint.
 """
 
 from __future__ import annotations
@@ -18,6 +20,24 @@ READ_FIX = "check the path and its permissions"
 _JSON_TYPES = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
 
 
+UNREADABLE, UNDECODABLE, NOT_JSON, NOT_OBJECT = "unreadable", "undecodable", "not JSON", "not an object"
+
+
+class JsonlFault(ValueError):
+    """A JSONL file that cannot be read as JSON objects: what is wrong, where (line 0: the file).
+
+    ``kind`` is one of UNREADABLE, UNDECODABLE, NOT_JSON, NOT_OBJECT (callers pick the fix).
+    """
+
+    def __init__(self, path: Path, line: int, what: str, kind: str) -> None:
+        super().__init__(f"{path}:{line}: {what}" if line else f"{path}: {what}")
+        self.path, self.line, self.what, self.kind = path, line, what, kind
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else str(self.path)
+
+
 def json_type(value: Any) -> str:
     """How a decoded JSON value is named in errors ("an array", "a string", ...)."""
     return _JSON_TYPES.get(type(value), "a number")
@@ -29,52 +49,60 @@ def _body(chunk: str) -> str:
     return chunk[:-1] if chunk.endswith(("\n", "\r")) else chunk
 
 
-def _undecodable(path: Path, first_line: int, chunk: bytes, exc: UnicodeDecodeError, fix: str) -> str:
+def _undecodable(path: Path, first_line: int, chunk: bytes, exc: UnicodeDecodeError) -> JsonlFault:
     before = chunk[:exc.start]
     line = first_line + before.count(b"\r")
     offset = exc.start - (before.rfind(b"\r") + 1) + 1
-    return f"{path}:{line}: undecodable bytes (not UTF-8: {exc.reason} at byte {offset} of the line); {fix}"
+    return JsonlFault(path, line, f"undecodable bytes (not UTF-8: {exc.reason} at byte {offset} "
+                                  "of the line)", UNDECODABLE)
 
 
-def iter_jsonl_objects(path: Path | str, error: Callable[[str], Exception],
-                       fix: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for every non-blank line of a JSONL file.
+def _object(path: Path, line_no: int, text: str) -> dict[str, Any]:
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JsonlFault(path, line_no, f"invalid JSON ({exc.msg} at column {exc.colno})",
+                         NOT_JSON) from None
+    except RecursionError:
+        raise JsonlFault(path, line_no, "invalid JSON (nested too deeply)", NOT_JSON) from None
+    if not isinstance(row, dict):
+        raise JsonlFault(path, line_no, f"expected a JSON object, got {json_type(row)}", NOT_OBJECT)
+    return row
 
-    Raises ``error(message)`` (one line) for a file that cannot be opened or read (with
-    :data:`READ_FIX` as the hint), undecodable bytes (byte offset within the line), invalid
-    JSON (message and column) and a line that is not a JSON object; ``fix`` ends the
-    message for the content faults. Callers check fields themselves.
-    """
+
+def jsonl_objects(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for every non-blank line; JsonlFault on the first fault."""
     path = Path(path)
     try:
         handle = path.open("rb")
     except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror or exc}); {READ_FIX}") from None
+        raise JsonlFault(path, 0, f"cannot read ({exc.strerror or exc})", UNREADABLE) from None
     line_no = 0
     with handle:
-        while True:
-            try:
-                chunk = handle.readline()
-            except OSError as exc:
-                raise error(f"{path}: cannot read ({exc.strerror or exc}); {READ_FIX}") from None
-            if not chunk:
-                return
-            if line_no == 0 and chunk.startswith(_BOM):
-                chunk = chunk[len(_BOM):]
-            try:
-                text = chunk.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise error(_undecodable(path, line_no + 1, chunk, exc, fix)) from None
-            for piece in _body(text).split("\r"):
-                line_no += 1
-                if not piece.strip():
-                    continue
+        try:
+            for chunk in handle:
+                if line_no == 0 and chunk.startswith(_BOM):
+                    chunk = chunk[len(_BOM):]
                 try:
-                    row = json.loads(piece)
-                except json.JSONDecodeError as exc:
-                    raise error(f"{path}:{line_no}: invalid JSON ({exc.msg} at column {exc.colno}); {fix}") from None
-                except RecursionError:
-                    raise error(f"{path}:{line_no}: invalid JSON (nested too deeply); {fix}") from None
-                if not isinstance(row, dict):
-                    raise error(f"{path}:{line_no}: expected a JSON object, got {json_type(row)}; {fix}")
-                yield line_no, row
+                    text = chunk.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise _undecodable(path, line_no + 1, chunk, exc) from None
+                for piece in _body(text).split("\r"):
+                    line_no += 1
+                    piece = piece.strip()
+                    if piece:
+                        yield line_no, _object(path, line_no, piece)
+        except OSError as exc:
+            raise JsonlFault(path, 0, f"cannot read ({exc.strerror or exc})", UNREADABLE) from None
+
+
+def iter_jsonl_objects(path: Path | str, error: Callable[[str], Exception],
+                       fix: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`jsonl_objects` raising ``error("{file}:{line}: {what}; {fix}")`` (one line).
+
+    An unreadable file ends with :data:`READ_FIX` instead of ``fix``.
+    """
+    try:
+        yield from jsonl_objects(path)
+    except JsonlFault as fault:
+        raise error(f"{fault}; {READ_FIX if fault.kind == UNREADABLE else fix}") from None

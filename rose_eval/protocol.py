@@ -27,8 +27,12 @@ from dataclasses import dataclass
 Cell = tuple[int, int]
 
 _FLAGS = re.IGNORECASE
+# A cell is written R<row>,C<col>: inside CLICK(...) in answers, and as a label in metadata.
+CELL = r"R\s*(\d+)\s*,\s*C\s*(\d+)"
+CELL_LABEL = re.compile(rf"\s*{CELL}\s*", _FLAGS)
+CELL_IN_TEXT = re.compile(CELL, _FLAGS)
 COUNT_TOKEN = re.compile(r"\s*COUNT\s*\(\s*(\d+)\s*\)\s*", _FLAGS)
-CLICK_TOKEN = re.compile(r"\s*CLICK\s*\(\s*R\s*(\d+)\s*,\s*C\s*(\d+)\s*\)\s*", _FLAGS)
+CLICK_TOKEN = re.compile(rf"\s*CLICK\s*\(\s*{CELL}\s*\)\s*", _FLAGS)
 SUBMIT_TOKEN = re.compile(r"\s*SUBMIT\s*\(\s*(\d+)\s*\)\s*", _FLAGS)
 DONE_TOKEN = re.compile(r"\s*DONE\s*", _FLAGS)
 
@@ -52,6 +56,26 @@ class ParsedAnswer:
     click_actions: tuple[Cell, ...]
     invalid_action_tokens: tuple[str, ...]
     end_token: str | None
+
+
+def cell_label(cell: Cell) -> str:
+    """The label of a cell: ``R<row>,C<col>``."""
+    return f"R{cell[0]},C{cell[1]}"
+
+
+def read_cell_label(text: str) -> Cell | None:
+    """The cell a whole label names (case and spacing free), or None if it is not a label.
+
+    Raises ValueError for a numeral beyond Python's int-string limit (metadata is not
+    answer text: such a row is refused, not scored).
+    """
+    match = CELL_LABEL.fullmatch(text)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def cells_in_text(text: str) -> list[Cell]:
+    """Every cell label inside a free-form text, in order (repeats kept)."""
+    return [(int(row), int(col)) for row, col in CELL_IN_TEXT.findall(text)]
 
 
 def _invalid(error: str, tokens: tuple[str, ...] = ()) -> ParsedAnswer:

@@ -1,30 +1,30 @@
-"""Per-item scoring: metadata row + prediction -> the public evaluator's per-item record.
+"""Per-item scoring: a metadata row and a prediction -> one per-item record.
 
-Every field of the public v0.1 evaluator's per_item_eval.jsonl rows is produced, in the
-same order and with identical values. Scoring is driven by ``task_mode`` (and
-``region_type`` for EXCLUSION), so bridge templates score too; ``global_default_error``
-stays keyed on the template names T2-T5, as in the public evaluator.
+The record's columns and their order are the public v0.1 evaluator's per_item_eval.jsonl
+(:data:`PER_ITEM_FIELDS`); its values are identical. A record is assembled from blocks,
+one concern each (who the item is, what was answered, the count, the clicks, the region,
+the typical mistakes, the gold cells), in column order. Scoring is driven by the task
+mode's rule (:data:`TASK_MODE_RULES`); ``global_default_error`` is defined for the main
+templates T2-T5 only, as in v0.1, so bridge templates score like their mode.
 
-Deliberate differences (documented): the dataset card's ``T5_CLICK_EXCLUSION_SUBMIT``
-is written as ``T5_CLICK_COUNT_EXCLUSION``; inputs on which the public evaluator crashes
-are scored instead (an unhashable ``error`` counts as an API error; a count too large
-for a float gets count_soft 0.0).
+Deliberate differences (documented): the dataset card's ``T5_CLICK_EXCLUSION_SUBMIT`` is
+written as ``T5_CLICK_COUNT_EXCLUSION``; inputs on which the public evaluator crashes are
+scored instead (an unhashable ``error`` counts as an API error; a count too large for a
+float gets count_soft 0.0).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from rose_eval.protocol import Cell, ParsedAnswer, parse_answer
-from rose_eval.regions import region_cells
+from rose_eval.protocol import Cell, ParsedAnswer, cell_label, parse_answer
 from rose_eval.registry import Registry
-from rose_eval.vocab import canonical_template
+from rose_eval.truth import ItemTruth, item_truth
 
-COORD_LABEL = re.compile(r"\s*R\s*(\d+)\s*,\s*C\s*(\d+)\s*", re.IGNORECASE)
-COORD_IN_TEXT = re.compile(r"R\s*(\d+)\s*,\s*C\s*(\d+)", re.IGNORECASE)
+__all__ = ["PER_ITEM_FIELDS", "TASK_MODE_RULES", "assess", "count_soft", "passes", "score_item",
+           "score_parsed"]
 
 GLOBAL_DEFAULT_TEMPLATES = frozenset({
     "T2_COUNT_LOCAL_NUMERIC",
@@ -35,102 +35,46 @@ GLOBAL_DEFAULT_TEMPLATES = frozenset({
 NO_API_ERROR = frozenset({None, "", "None"})
 
 
-def parse_coord(value: Any) -> Cell:
-    """A coordinate given as [r, c] / (r, c) or as the label 'R<r>,C<c>'."""
-    if isinstance(value, (list, tuple)) and len(value) == 2:
-        return int(value[0]), int(value[1])
-    match = COORD_LABEL.fullmatch(str(value))
-    if not match:
-        raise ValueError(f"Invalid coordinate label: {value}")
-    return int(match.group(1)), int(match.group(2))
+class _LabelCache(dict):
+    """cell -> its label, filled on first use (a release repeats a few hundred cells)."""
+
+    def __missing__(self, cell: Cell) -> str:
+        label = cell_label(cell)
+        if len(self) < 100_000:  # answers may name any cell: keep the cache bounded
+            self[cell] = label
+        return label
 
 
-def coord_set(values: Any) -> frozenset[Cell]:
-    """A set of cells from a list of coordinates or a free-form string of labels."""
-    if values is None:
-        return frozenset()
-    if isinstance(values, str):
-        return frozenset((int(r), int(c)) for r, c in COORD_IN_TEXT.findall(values))
-    if isinstance(values, (list, tuple, range)):
-        return frozenset(parse_coord(value) for value in values)
-    raise ValueError(f"Unsupported coordinate collection: {type(values).__name__}")
+_label = _LabelCache().__getitem__
 
 
-def coord_label(cell: Cell) -> str:
-    """'R<r>,C<c>'."""
-    return f"R{cell[0]},C{cell[1]}"
+def _labels(cells: frozenset[Cell]) -> list[str]:
+    return sorted(map(_label, cells))
 
 
-def _labels_sorted(cells: frozenset[Cell] | set[Cell]) -> list[str]:
-    return sorted(coord_label(cell) for cell in cells)
+def set_agreement(pred: frozenset[Cell], gold: frozenset[Cell]) -> tuple[float, float, float, float]:
+    """(precision, recall, F1, IoU) of a predicted click set against the gold set.
 
-
-@dataclass(frozen=True)
-class ItemTruth:
-    """What scoring needs from one metadata row, validated once."""
-
-    row: Mapping[str, Any]
-    task_mode: str
-    task_template: str
-    region_type: str
-    rows: int
-    cols: int
-    region: frozenset[Cell]
-    gt_count: int
-    gt_clicks: frozenset[Cell]
-    all_targets: frozenset[Cell]
-    region_targets: frozenset[Cell]
-
-    @property
-    def out_region_targets(self) -> frozenset[Cell]:
-        return self.all_targets - self.region_targets
-
-
-def item_truth(row: Mapping[str, Any]) -> ItemTruth:
-    """Read the scoring fields of a metadata row; raises ValueError/KeyError/TypeError."""
-    return ItemTruth(
-        row=row,
-        task_mode=str(row.get("task_mode")),
-        task_template=canonical_template(str(row.get("task_template"))),
-        region_type=str(row.get("region_type")),
-        rows=int(row["rows"]),
-        cols=int(row["cols"]),
-        region=region_cells(row),
-        gt_count=int(row.get("ground_truth_count") or 0),
-        gt_clicks=coord_set(row.get("ground_truth_clicks") or []),
-        all_targets=coord_set(row.get("all_target_cells") or row.get("target_cells") or []),
-        region_targets=coord_set(
-            row.get("region_target_cells") or row.get("ground_truth_clicks") or []
-        ),
-    )
-
-
-def precision_recall_f1(pred: frozenset[Cell], gold: frozenset[Cell]) -> tuple[float, float, float]:
-    """Click-set precision, recall and F1 (both empty -> 1, one empty -> 0)."""
-    if not pred and not gold:
-        return 1.0, 1.0, 1.0
+    Two empty sets agree perfectly (all 1.0); one empty set against a non-empty one not at
+    all (all 0.0).
+    """
     if not pred or not gold:
-        return 0.0, 0.0, 0.0
+        agree = 0.0 if pred or gold else 1.0
+        return agree, agree, agree, agree
     hits = len(pred & gold)
+    if not hits:
+        return 0.0, 0.0, 0.0, 0.0
     precision = hits / len(pred)
     recall = hits / len(gold)
-    f1 = 2.0 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return precision, recall, f1
+    f1 = 2.0 * precision * recall / (precision + recall)
+    return precision, recall, f1, hits / (len(pred) + len(gold) - hits)
 
 
-def jaccard(pred: frozenset[Cell], gold: frozenset[Cell]) -> float:
-    """Click-set IoU (both empty -> 1)."""
-    if not pred and not gold:
-        return 1.0
-    union = pred | gold
-    return len(pred & gold) / len(union) if union else 0.0
-
-
-def near_miss_count(missed: frozenset[Cell], pred: frozenset[Cell], radius: int) -> int:
-    """Missed targets with some predicted click within L1 distance ``radius``."""
-    return sum(
-        1 for r, c in missed if any(abs(r - pr) + abs(c - pc) <= radius for pr, pc in pred)
-    )
+def near_misses(missed: frozenset[Cell], pred: frozenset[Cell], radius: int) -> int:
+    """How many missed gold cells have a predicted click within L1 distance ``radius``."""
+    if not missed or not pred:
+        return 0
+    return sum(any(abs(r - pr) + abs(c - pc) <= radius for pr, pc in pred) for r, c in missed)
 
 
 def count_soft(error_abs: int | None) -> float:
@@ -151,29 +95,47 @@ def api_error_flag(error: Any) -> int:
         return 1
 
 
-def _split_in_grid(clicks: tuple[Cell, ...], rows: int, cols: int) -> tuple[list[Cell], list[Cell]]:
-    inside: list[Cell] = []
-    outside: list[Cell] = []
-    for cell in clicks:
-        (inside if 1 <= cell[0] <= rows and 1 <= cell[1] <= cols else outside).append(cell)
-    return inside, outside
+class Clicks(NamedTuple):
+    """The CLICK actions of an answer against the grid."""
+
+    raw: tuple[Cell, ...]  # as answered, in order
+    in_grid: tuple[Cell, ...]
+    off_grid: tuple[Cell, ...]
+    unique: frozenset[Cell]  # distinct in-grid clicks
+
+    @property
+    def duplicates(self) -> int:
+        return len(self.in_grid) - len(self.unique)
 
 
-@dataclass(frozen=True)
-class Answer:
-    """What a mode rule reads about one scored answer."""
+def read_clicks(parsed: ParsedAnswer, rows: int, cols: int) -> Clicks:
+    """Split an answer's clicks into in-grid and off-grid ones."""
+    in_grid = tuple(c for c in parsed.click_actions if 1 <= c[0] <= rows and 1 <= c[1] <= cols)
+    if len(in_grid) == len(parsed.click_actions):
+        return Clicks(parsed.click_actions, in_grid, (), frozenset(in_grid))
+    off_grid = tuple(c for c in parsed.click_actions
+                     if not (1 <= c[0] <= rows and 1 <= c[1] <= cols))
+    return Clicks(parsed.click_actions, in_grid, off_grid, frozenset(in_grid))
+
+
+class Scored(NamedTuple):
+    """Everything the blocks read about one answered item."""
 
     truth: ItemTruth
     parsed: ParsedAnswer
-    clicks: frozenset[Cell]  # distinct in-grid clicks
-    clean: bool  # valid grammar, nothing out of grid, no duplicate
-    click_f1_strict: float | None
+    prediction: Mapping[str, Any]
+    rule: ModeRule
+    clicks: Clicks
+    clean: bool  # valid grammar, nothing off the grid, no click twice
+    count: int | None  # the number the mode answers with (COUNT(n) or SUBMIT(n))
     count_soft: float | None
-    consistency: int | None  # SUBMIT(n) == number of distinct clicks
+    f1_strict: float | None
+    consistency: int | None  # SUBMIT(n) equals the number of distinct clicks
+    near_miss_l1: int
 
     @property
     def clicks_exact(self) -> bool:
-        return self.clean and self.clicks == self.truth.gt_clicks
+        return self.clean and self.clicks.unique == self.truth.gt_clicks
 
 
 @dataclass(frozen=True)
@@ -184,8 +146,8 @@ class ModeRule:
     counts: bool
     submits: bool
     count_of: Callable[[ParsedAnswer], int | None]
-    passed: Callable[[Answer], bool]
-    soft: Callable[[Answer], float]
+    passed: Callable[[Scored], bool]
+    soft: Callable[[Scored], float]
     global_default: Callable[[bool, bool], bool]  # (clicked all targets, counted all)
 
 
@@ -193,29 +155,28 @@ TASK_MODE_RULES: Registry[ModeRule] = Registry("task mode")
 TASK_MODE_RULES.add("COUNT", ModeRule(
     clicks=False, counts=True, submits=False,
     count_of=lambda parsed: parsed.pred_count,
-    passed=lambda a: a.parsed.format_valid and a.parsed.pred_count == a.truth.gt_count,
-    soft=lambda a: a.count_soft or 0.0,
+    passed=lambda s: s.parsed.format_valid and s.parsed.pred_count == s.truth.gt_count,
+    soft=lambda s: s.count_soft or 0.0,
     global_default=lambda click_global, count_global: count_global,
 ))
 TASK_MODE_RULES.add("CLICK", ModeRule(
     clicks=True, counts=False, submits=False,
     count_of=lambda parsed: None,
-    passed=lambda a: a.clicks_exact,
-    soft=lambda a: a.click_f1_strict or 0.0,
+    passed=lambda s: s.clicks_exact,
+    soft=lambda s: s.f1_strict or 0.0,
     global_default=lambda click_global, count_global: click_global,
 ))
 TASK_MODE_RULES.add("CLICK_COUNT", ModeRule(
     clicks=True, counts=True, submits=True,
     count_of=lambda parsed: parsed.submit_count,
-    passed=lambda a: (a.clicks_exact and a.parsed.submit_count == a.truth.gt_count
-                      and a.parsed.submit_count == len(a.clicks)),
-    soft=lambda a: ((a.click_f1_strict or 0.0) + (a.count_soft or 0.0)
-                    + float(a.consistency or 0)) / 3.0,
+    passed=lambda s: (s.clicks_exact and s.parsed.submit_count == s.truth.gt_count
+                      and s.parsed.submit_count == len(s.clicks.unique)),
+    soft=lambda s: ((s.f1_strict or 0.0) + (s.count_soft or 0.0) + float(s.consistency or 0)) / 3.0,
     global_default=lambda click_global, count_global: click_global or count_global,
 ))
 UNKNOWN_MODE = ModeRule(  # an unknown task_mode: nothing applies, never passes
     clicks=False, counts=False, submits=False, count_of=lambda parsed: None,
-    passed=lambda a: False, soft=lambda a: 0.0,
+    passed=lambda s: False, soft=lambda s: 0.0,
     global_default=lambda click_global, count_global: False,
 )
 
@@ -225,154 +186,188 @@ def mode_rule(task_mode: str) -> ModeRule:
     return TASK_MODE_RULES.get(task_mode) if task_mode in TASK_MODE_RULES else UNKNOWN_MODE
 
 
-def _global_default_error(truth: ItemTruth, rule: ModeRule, pred_set: frozenset[Cell],
-                          pred_count: int | None) -> int:
-    """Answered the whole grid's targets where a local answer was asked (T2-T5 only)."""
-    if truth.task_template not in GLOBAL_DEFAULT_TEMPLATES:
-        return 0
-    global_count = len(truth.all_targets)
-    count_global = (pred_count is not None and truth.gt_count != global_count
-                    and pred_count == global_count)
-    click_global = truth.gt_clicks != truth.all_targets and pred_set == truth.all_targets
-    return int(rule.global_default(click_global, count_global))
+# ---- blocks: each returns its columns, in PER_ITEM_FIELDS order -----------------------------
+
+def _identity(s: Scored) -> dict[str, Any]:
+    row, truth = s.truth.row, s.truth
+    return {
+        "item_id": row.get("item_id"), "scene_id": row.get("scene_id"),
+        "image_id": row.get("image_id"), "model": s.prediction.get("model"),
+        "rose_subset": row.get("rose_subset"), "rose_split": row.get("split"),
+        "primitive_type": row.get("primitive_type"), "task_template": truth.task_template,
+        "task_mode": truth.task_mode, "region_type": truth.region_type,
+        "region_case": row.get("region_case"), "cue_type": row.get("cue_type"),
+        "difficulty": row.get("difficulty"), "rows": truth.rows, "cols": truth.cols,
+        "region_cell_count": truth.region.size,
+    }
 
 
-def _exclusion_failure(truth: ItemTruth, pred_set: frozenset[Cell], pred_count: int | None,
-                       click_applicable: bool) -> int:
-    """Clicked an excluded target (or counted the whole grid) on an EXCLUSION item."""
+def _answer(s: Scored) -> dict[str, Any]:
+    error = s.prediction.get("error")
+    valid = int(s.parsed.format_valid)
+    return {
+        "raw_text": s.prediction.get("raw_text"), "api_error": api_error_flag(error),
+        "api_error_text": error, "format_valid": valid, "format_error": 1 - valid,
+        "parse_error": s.parsed.parse_error,
+        "invalid_action_tokens": list(s.parsed.invalid_action_tokens),
+        "pass": int(s.rule.passed(s)), "unified_soft": s.rule.soft(s),
+        "count_applicable": int(s.rule.counts), "click_applicable": int(s.rule.clicks),
+        "submit_applicable": int(s.rule.submits),
+    }
+
+
+def _count(s: Scored) -> dict[str, Any]:
+    gold, answered = s.truth.gt_count, s.count
+    exact = (0 if answered is None else int(answered == gold)) if s.rule.counts else None
+    return {
+        "gt_count": gold, "pred_count": answered, "count_exact": exact,
+        "count_mae": None if answered is None else abs(answered - gold),
+        "count_bias": None if answered is None else answered - gold,
+        "count_soft": s.count_soft,
+    }
+
+
+def _click_sets(s: Scored) -> dict[str, Any]:
+    clicks, gold, applies = s.clicks, s.truth.gt_clicks, s.rule.clicks
+    precision, recall, f1, iou = set_agreement(clicks.unique, gold)
+    same = clicks.unique == gold
+    return {
+        "gt_clicks": _labels(gold),
+        "pred_clicks_all": list(map(_label, clicks.raw)),
+        "pred_clicks_valid": list(map(_label, clicks.in_grid)),
+        "pred_clicks_valid_unique": _labels(clicks.unique),
+        "pred_clicks_invalid": list(map(_label, clicks.off_grid)),
+        "pred_click_count_raw": len(clicks.raw),
+        "pred_click_count_valid": len(clicks.in_grid),
+        "pred_click_count_unique": len(clicks.unique),
+        "invalid_coordinate_count": len(clicks.off_grid) if applies else None,
+        "duplicate_click_count": clicks.duplicates if applies else None,
+        "click_exact_set": int(same) if applies else None,
+        "click_exact_set_strict": int(s.clean and same) if applies else None,
+        "click_precision": precision if applies else None,
+        "click_recall": recall if applies else None,
+        "click_f1": f1 if applies else None,
+        "click_f1_strict": s.f1_strict,
+        "click_iou": iou if applies else None,
+        "click_iou_strict": (iou if s.clean else 0.0) if applies else None,
+    }
+
+
+def _submit(s: Scored) -> dict[str, Any]:
+    submitted = s.parsed.submit_count
+    exact = (0 if submitted is None else int(submitted == s.truth.gt_count)) if s.rule.submits else None
+    return {"submit_count": submitted, "submit_exact": exact,
+            "click_submit_consistency": s.consistency}
+
+
+def _region(s: Scored) -> dict[str, Any]:
+    truth, pred = s.truth, s.clicks.unique
+    if not s.rule.clicks:
+        return dict.fromkeys(REGION_FIELDS)
+    outside = sum(not truth.region.contains(cell) for cell in pred)
+    missed = truth.gt_clicks - pred
+    near = near_misses(missed, pred, s.near_miss_l1)
+    return {
+        "region_violation_count": outside, "region_ok": int(not outside),
+        "outside_distractor_hit_count": len(pred & truth.out_region_targets),
+        "missed_target_count": len(missed),
+        "false_positive_count": len(pred - truth.gt_clicks),
+        "over_click_count": max(0, len(pred) - truth.gt_count),
+        "under_click_count": max(0, truth.gt_count - len(pred)),
+        "near_miss_count": near, "near_miss_rate": near / max(1, len(truth.gt_clicks)),
+    }
+
+
+REGION_FIELDS = ("region_violation_count", "region_ok", "outside_distractor_hit_count",
+                 "missed_target_count", "false_positive_count", "over_click_count",
+                 "under_click_count", "near_miss_count", "near_miss_rate")
+
+
+def _mistakes(s: Scored) -> dict[str, Any]:
+    """Answering for the whole grid on a local task; using an excluded target."""
+    truth, pred, answered = s.truth, s.clicks.unique, s.count
+    n_targets = len(truth.all_targets)
+    counted_all = answered is not None and truth.gt_count != n_targets and answered == n_targets
+    clicked_all = truth.gt_clicks != truth.all_targets and pred == truth.all_targets
+    global_default = (int(s.rule.global_default(clicked_all, counted_all))
+                      if truth.task_template in GLOBAL_DEFAULT_TEMPLATES else 0)
     if truth.region_type != "EXCLUSION":
-        return 0
-    if click_applicable:
-        return int(bool(pred_set & truth.out_region_targets))
-    if pred_count is not None and truth.gt_count != len(truth.all_targets):
-        return int(pred_count == len(truth.all_targets))
-    return 0
+        exclusion = 0
+    elif s.rule.clicks:
+        exclusion = int(not pred.isdisjoint(truth.out_region_targets))
+    else:
+        exclusion = int(counted_all)
+    return {"global_default_error": global_default, "exclusion_failure": exclusion}
+
+
+def _gold_cells(s: Scored) -> dict[str, Any]:
+    truth = s.truth
+    return {
+        "all_target_cells": _labels(truth.all_targets),
+        "region_target_cells": _labels(truth.region_targets),
+        "out_region_target_cells": _labels(truth.out_region_targets),
+        "ground_truth_formal_answer": truth.row.get("ground_truth_formal_answer"),
+    }
+
+
+BLOCKS: tuple[Callable[[Scored], dict[str, Any]], ...] = (
+    _identity, _answer, _count, _click_sets, _submit, _region, _mistakes, _gold_cells,
+)
+# The public per_item_eval.jsonl columns, in order: the blocks' columns, concatenated.
+PER_ITEM_FIELDS: tuple[str, ...] = (
+    "item_id", "scene_id", "image_id", "model", "rose_subset", "rose_split", "primitive_type",
+    "task_template", "task_mode", "region_type", "region_case", "cue_type", "difficulty",
+    "rows", "cols", "region_cell_count", "raw_text", "api_error", "api_error_text",
+    "format_valid", "format_error", "parse_error", "invalid_action_tokens", "pass",
+    "unified_soft", "count_applicable", "click_applicable", "submit_applicable", "gt_count",
+    "pred_count", "count_exact", "count_mae", "count_bias", "count_soft", "gt_clicks",
+    "pred_clicks_all", "pred_clicks_valid", "pred_clicks_valid_unique", "pred_clicks_invalid",
+    "pred_click_count_raw", "pred_click_count_valid", "pred_click_count_unique",
+    "invalid_coordinate_count", "duplicate_click_count", "click_exact_set",
+    "click_exact_set_strict", "click_precision", "click_recall", "click_f1", "click_f1_strict",
+    "click_iou", "click_iou_strict", "submit_count", "submit_exact", "click_submit_consistency",
+    *REGION_FIELDS, "global_default_error", "exclusion_failure", "all_target_cells",
+    "region_target_cells", "out_region_target_cells", "ground_truth_formal_answer",
+)
+
+
+def assess(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str, Any], *,
+           near_miss_l1: int) -> Scored:
+    """Everything the record's blocks read about one parsed answer."""
+    rule = mode_rule(truth.task_mode)
+    clicks = read_clicks(parsed, truth.rows, truth.cols)
+    clean = parsed.format_valid and not clicks.off_grid and clicks.duplicates == 0
+    count = rule.count_of(parsed)
+    consistency = None
+    if rule.submits:
+        submitted = parsed.submit_count
+        consistency = 0 if submitted is None else int(submitted == len(clicks.unique))
+    f1_strict = None
+    if rule.clicks:
+        f1_strict = set_agreement(clicks.unique, truth.gt_clicks)[2] if clean else 0.0
+    return Scored(
+        truth=truth, parsed=parsed, prediction=prediction, rule=rule, clicks=clicks,
+        clean=clean, count=count,
+        count_soft=count_soft(None if count is None else abs(count - truth.gt_count))
+        if rule.counts else None,
+        f1_strict=f1_strict, consistency=consistency, near_miss_l1=near_miss_l1,
+    )
+
+
+def passes(truth: ItemTruth, parsed: ParsedAnswer) -> bool:
+    """Whether a parsed answer passes (the record's ``pass``, without building the record)."""
+    scored = assess(truth, parsed, {}, near_miss_l1=0)
+    return scored.rule.passed(scored)
 
 
 def score_parsed(truth: ItemTruth, parsed: ParsedAnswer, prediction: Mapping[str, Any], *,
                  near_miss_l1: int) -> dict[str, Any]:
-    """The per-item record for an already parsed answer."""
-    mode = truth.task_mode
-    row = truth.row
-    rule = mode_rule(mode)
-    click_applicable, count_applicable, submit_applicable = rule.clicks, rule.counts, rule.submits
-
-    valid_clicks, invalid_clicks = _split_in_grid(parsed.click_actions, truth.rows, truth.cols)
-    pred_set = frozenset(valid_clicks)
-    duplicates = len(valid_clicks) - len(pred_set)
-    gold = truth.gt_clicks
-
-    precision, recall, f1 = precision_recall_f1(pred_set, gold)
-    iou = jaccard(pred_set, gold)
-    clean = parsed.format_valid and not invalid_clicks and duplicates == 0
-    f1_strict = (f1 if clean else 0.0) if click_applicable else None
-    iou_strict = (iou if clean else 0.0) if click_applicable else None
-
-    pred_count = rule.count_of(parsed)
-    count_error = abs(pred_count - truth.gt_count) if pred_count is not None else None
-    count_bias = pred_count - truth.gt_count if pred_count is not None else None
-    if count_applicable:
-        count_exact = int(pred_count == truth.gt_count) if pred_count is not None else 0
-        soft_count = count_soft(count_error)
-    else:
-        count_exact = None
-        soft_count = None
-
-    click_exact = int(pred_set == gold) if click_applicable else None
-    click_exact_strict = int(clean and pred_set == gold) if click_applicable else None
-
-    submit_exact = None
-    consistency = None
-    if submit_applicable:
-        submit = parsed.submit_count
-        submit_exact = int(submit == truth.gt_count) if submit is not None else 0
-        consistency = int(submit == len(pred_set)) if submit is not None else 0
-
-    answer = Answer(truth, parsed, pred_set, clean, f1_strict, soft_count, consistency)
-    passed = int(rule.passed(answer))
-    unified_soft = rule.soft(answer)
-
-    out_region = truth.out_region_targets
-    violations = pred_set - truth.region
-    missed = gold - pred_set
-    near_miss = near_miss_count(missed, pred_set, near_miss_l1) if click_applicable else None
-
-    def when_click(value: Any) -> Any:
-        return value if click_applicable else None
-
-    return {
-        "item_id": row.get("item_id"),
-        "scene_id": row.get("scene_id"),
-        "image_id": row.get("image_id"),
-        "model": prediction.get("model"),
-        "rose_subset": row.get("rose_subset"),
-        "rose_split": row.get("split"),
-        "primitive_type": row.get("primitive_type"),
-        "task_template": truth.task_template,
-        "task_mode": mode,
-        "region_type": truth.region_type,
-        "region_case": row.get("region_case"),
-        "cue_type": row.get("cue_type"),
-        "difficulty": row.get("difficulty"),
-        "rows": truth.rows,
-        "cols": truth.cols,
-        "region_cell_count": len(truth.region),
-        "raw_text": prediction.get("raw_text"),
-        "api_error": api_error_flag(prediction.get("error")),
-        "api_error_text": prediction.get("error"),
-        "format_valid": int(parsed.format_valid),
-        "format_error": int(not parsed.format_valid),
-        "parse_error": parsed.parse_error,
-        "invalid_action_tokens": list(parsed.invalid_action_tokens),
-        "pass": passed,
-        "unified_soft": unified_soft,
-        "count_applicable": int(count_applicable),
-        "click_applicable": int(click_applicable),
-        "submit_applicable": int(submit_applicable),
-        "gt_count": truth.gt_count,
-        "pred_count": pred_count,
-        "count_exact": count_exact,
-        "count_mae": count_error,
-        "count_bias": count_bias,
-        "count_soft": soft_count,
-        "gt_clicks": _labels_sorted(gold),
-        "pred_clicks_all": [coord_label(cell) for cell in parsed.click_actions],
-        "pred_clicks_valid": [coord_label(cell) for cell in valid_clicks],
-        "pred_clicks_valid_unique": _labels_sorted(pred_set),
-        "pred_clicks_invalid": [coord_label(cell) for cell in invalid_clicks],
-        "pred_click_count_raw": len(parsed.click_actions),
-        "pred_click_count_valid": len(valid_clicks),
-        "pred_click_count_unique": len(pred_set),
-        "invalid_coordinate_count": when_click(len(invalid_clicks)),
-        "duplicate_click_count": when_click(duplicates),
-        "click_exact_set": click_exact,
-        "click_exact_set_strict": click_exact_strict,
-        "click_precision": when_click(precision),
-        "click_recall": when_click(recall),
-        "click_f1": when_click(f1),
-        "click_f1_strict": f1_strict,
-        "click_iou": when_click(iou),
-        "click_iou_strict": iou_strict,
-        "submit_count": parsed.submit_count,
-        "submit_exact": submit_exact,
-        "click_submit_consistency": consistency,
-        "region_violation_count": when_click(len(violations)),
-        "region_ok": when_click(int(not violations)),
-        "outside_distractor_hit_count": when_click(len(pred_set & out_region)),
-        "missed_target_count": when_click(len(missed)),
-        "false_positive_count": when_click(len(pred_set - gold)),
-        "over_click_count": when_click(max(0, len(pred_set) - truth.gt_count)),
-        "under_click_count": when_click(max(0, truth.gt_count - len(pred_set))),
-        "near_miss_count": near_miss,
-        "near_miss_rate": (near_miss / max(1, len(gold))
-                           if click_applicable and near_miss is not None else None),
-        "global_default_error": _global_default_error(truth, rule, pred_set, pred_count),
-        "exclusion_failure": _exclusion_failure(truth, pred_set, pred_count, click_applicable),
-        "all_target_cells": _labels_sorted(truth.all_targets),
-        "region_target_cells": _labels_sorted(truth.region_targets),
-        "out_region_target_cells": _labels_sorted(out_region),
-        "ground_truth_formal_answer": row.get("ground_truth_formal_answer"),
-    }
+    """The per-item record of an already parsed answer."""
+    scored = assess(truth, parsed, prediction, near_miss_l1=near_miss_l1)
+    record: dict[str, Any] = {}
+    for block in BLOCKS:
+        record.update(block(scored))
+    return record
 
 
 def score_item(row: Mapping[str, Any], prediction: Mapping[str, Any] | None, *,

@@ -38,6 +38,12 @@ TEMPLATE_ORDER: tuple[str, ...] = (
 # The dataset card once called template 5 by another name; read it as the evaluator's.
 TEMPLATE_ALIASES: dict[str, str] = {"T5_CLICK_EXCLUSION_SUBMIT": "T5_CLICK_COUNT_EXCLUSION"}
 
+# Every name a main template goes by (its own and its aliases).
+TEMPLATE_NAMES: dict[str, frozenset[str]] = {
+    template: frozenset({template, *(a for a, t in TEMPLATE_ALIASES.items() if t == template)})
+    for template in TEMPLATE_ORDER
+}
+
 BRIDGE_TEMPLATES: tuple[str, ...] = ("T1B_CLICK_GLOBAL", "T2B_COUNT_LOCAL_MATCHED")
 
 TEMPLATE_SHORT: dict[str, str] = {
@@ -74,6 +80,23 @@ def ordered_subsets(names) -> list[str]:
     return [s for s in SUBSET_ORDER if s in present] + sorted(present - set(SUBSET_ORDER))
 
 
+class _CanonicalNames(dict):
+    """name -> the evaluator's name; unknown names map to themselves (remembered, bounded)."""
+
+    def __missing__(self, name: str) -> str:
+        if len(self) < 10_000:
+            self[name] = name
+        return name
+
+
+_CANONICAL = _CanonicalNames(TEMPLATE_ALIASES)
+
+
 def canonical_template(name: str) -> str:
     """Return the evaluator's name for a task template (aliases resolved)."""
-    return TEMPLATE_ALIASES.get(name, name)
+    return _CANONICAL[name]
+
+
+def template_of(row) -> str:
+    """A row's task template under the evaluator's name (the row's ``task_template``, as text)."""
+    return _CANONICAL[str(row.get("task_template"))]

@@ -43,9 +43,11 @@ from PIL import Image
 
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.vocab import SPLITS, ordered_subsets
+from rose_gen import pixel_pool
 from rose_gen import shortcuts as sc
 from rose_gen.degrade import placements_of
 from rose_gen.presets import ROW_FIELD
+from rose_gen.render import tile_margin
 from rose_gen.visibility import aligned, scene_visibility
 
 AUDIT_FILE = "audit.json"
@@ -120,7 +122,14 @@ def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
     audit.majority_spread = [round(d.changed_fraction, 6) for d in seen.spread]
     background = sc.background_colour(seen.reference)
     majority_area = float(np.median([sc.art_box_area(sc.ink_mask(m, background)) for m in seen.sample]))
-    majority_parts = sc.sizeable_parts(sc.ink_mask(seen.reference, background))
+    stretched = row.get("asset_resize_mode") == "stretch"  # pixel sprites, inset by the frame margin
+    margin = tile_margin(cell)
+    # Pool sprites only: an edited copy (PixelEdit) may be cut in two by its edit; its original may not.
+    edited_side = {"original": "exception", "edited": "majority"}.get(str(row.get("majority_variant")), "")
+    if stretched:
+        composite = edited_side != "majority" and sc.whole_object_failure(seen.reference, margin, background) is not None
+    else:
+        composite = pixel_pool.sizeable_parts(sc.ink_mask(seen.reference, background)) >= 2
     seconds = {tuple(int(v) for v in c) for c in second_cells(row)}
     shortcuts, first = [], None
     for got in seen.cells:
@@ -134,9 +143,13 @@ def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
         shortcuts.append(measured)
         if first is None and got.cell not in seconds:
             first = measured
+        if not stretched:
+            composite = composite or measured.parts >= 2
+        elif edited_side != "exception":
+            composite = composite or sc.whole_object_failure(cells[r - 1, c - 1], margin, background) is not None
     audit.shortcuts = sc.SceneShortcuts(
         scene_id=row["scene_id"], direction=direction(row), cells=tuple(shortcuts), first_identity=first,
-        composite=majority_parts >= 2 or any(s.parts >= 2 for s in shortcuts))
+        composite=composite)
     return audit
 
 
@@ -232,7 +245,8 @@ def subset_summary(scene_rows: Sequence[Mapping[str, Any]], audits: Sequence[Sce
     }
 
 
-def _read_rows(root: Path) -> list[dict[str, Any]]:
+def read_release_rows(root: Path) -> list[dict[str, Any]]:
+    """Every main task row of a release folder (dev, then test); AuditError (one line) when there are none."""
     rows: list[dict[str, Any]] = []
     found = False
     for split in SPLITS:
@@ -268,7 +282,7 @@ def audit_release(root: Path) -> dict[str, Any]:
     root = Path(root)
     if not root.is_dir():
         raise AuditError(f"{root} is not a directory; pass a release folder")
-    scenes = scene_rows_of(_read_rows(root))
+    scenes = scene_rows_of(read_release_rows(root))
     if not scenes:
         raise AuditError(f"{root}: no {SCENE_TEMPLATE} rows; nothing to audit")
     by_subset: dict[str, list[Mapping[str, Any]]] = {}

@@ -1,14 +1,18 @@
-"""``rose-gen``: generate a ROSE release from Hydra-style overrides.
+"""``rose-gen``: generate a ROSE release (or one shard of it) from Hydra-style overrides.
 
-Composes ``conf/`` with Hydra's compose API (no output folders, no log files), validates,
-then plans, renders and exports. Bad input gives one line on stderr and exit status 2;
-a missing asset or a rendering failure gives one line and exit status 1.
+A single run composes ``conf/`` with Hydra's compose API (no output folders, no log
+files), validates, then plans, renders and exports. ``rose-gen -m ...`` runs every shard
+on a Hydra launcher and merges them (:mod:`rose_gen.hydra_app`); ``rose-gen merge``
+assembles shard folders into the release (:mod:`rose_gen.merge`). Bad input gives one
+line on stderr and exit status 2; a missing asset or a rendering failure gives one line
+and exit status 1.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from rose_gen.config import CONF_DIR, ConfigError, build_config, compose_config
 
@@ -16,6 +20,12 @@ USAGE = """\
 usage: rose-gen profile=<mini|v0_1> output_dir=<dir> [seed=<int>] [workers=<n>]
                 [subsets=[glyph,emoji_style,...]] [overwrite=true] [key=value ...]
        rose-gen --cfg [overrides ...]     print the composed config and exit
+       rose-gen ... shard.index=<i> shard.count=<n>          make one shard (into <output_dir>.shards/)
+       rose-gen -m hydra/launcher=joblib 'shard.index=range(0,<n>)' shard.count=<n> ...
+                                          make every shard on a Hydra launcher, then merge
+                                          (launchers: joblib, rose_slurm, rose_ray, submitit_local)
+       rose-gen merge <shard folder | folder of shards>... <release dir> [--overwrite]
+       rose-gen preview <release> [--out DIR] [--per_subset N]   contact sheets + HTML index
 
 Config groups (conf/): profile={profiles}, difficulty={difficulty}, render={render}, export={export}.
 Any key of the composed config can be overridden, e.g. subset.glyph.scenes=20,
@@ -37,9 +47,55 @@ def _progress(enabled: bool):
     return wrap
 
 
+def bad_input_errors() -> tuple[type[Exception], ...]:
+    """The errors that mean bad input (one line, exit 2); imported on first use."""
+    from rose_eval.registry import RegistryError
+    from rose_gen.export import ReleaseError
+    from rose_gen.pipeline import PluginError
+    from rose_gen.plan import PlanError
+
+    return ConfigError, PlanError, PluginError, RegistryError, ReleaseError
+
+
+def merge_main(args: list[str]) -> int:
+    """``rose-gen merge <shards>... <release> [--overwrite]``."""
+    from rose_gen.export import ReleaseError
+    from rose_gen.merge import merge_shards
+
+    overwrite = "--overwrite" in args
+    paths = [a for a in args if a != "--overwrite"]
+    flags = [a for a in paths if a.startswith("-")]
+    if flags or len(paths) < 2:
+        what = f"unknown option {flags[0]}" if flags else "need shard folders and a release folder"
+        print(f"rose-gen: error: merge: {what}; usage: rose-gen merge <shard folder | folder of shards>... "
+              "<release dir> [--overwrite]", file=sys.stderr)
+        return 2
+    try:
+        path, written, scenes = merge_shards([Path(p) for p in paths[:-1]], Path(paths[-1]), overwrite=overwrite)
+    except (ReleaseError, ConfigError) as exc:
+        print(f"rose-gen: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"rose-gen: error: {exc}", file=sys.stderr)
+        return 1
+    what = "wrote" if written else "identical release already present at"
+    print(f"rose-gen: {what} {path} ({scenes} scenes)", file=sys.stderr)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rose-gen``; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["merge"]:
+        return merge_main(args[1:])
+    if args[:1] in (["-m"], ["--multirun"]) and not any(a in ("-h", "--help", "--cfg") for a in args):
+        from rose_gen.hydra_app import multirun
+
+        return multirun(args[1:])
+    if args[:1] == ["preview"]:
+        from rose_gen.preview.cli import main as preview_main
+
+        return preview_main(args[1:])
     if any(a in ("-h", "--help") for a in args):
         print(USAGE.format(profiles=_options("profile"), difficulty=_options("difficulty"),
                            render=_options("render"), export=_options("export")), end="")
@@ -54,11 +110,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from omegaconf import OmegaConf
 
-    from rose_eval.registry import RegistryError
-    from rose_gen.export import ReleaseError
-    from rose_gen.pipeline import PluginError
-    from rose_gen.plan import PlanError
-
     try:
         composed = compose_config(args)
         config = build_config(composed)
@@ -70,13 +121,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rose_gen.pipeline import generate_release
 
         result = generate_release(config, progress=_progress(config.progress))
-    except (ConfigError, PlanError, PluginError, RegistryError, ReleaseError) as exc:
+    except bad_input_errors() as exc:
         print(f"rose-gen: error: {exc}", file=sys.stderr)
         return 2
     except (RuntimeError, OSError) as exc:  # AssetError, ManifestError, RenderError, disk errors
         print(f"rose-gen: error: {exc}", file=sys.stderr)
         return 1
     what = "wrote" if result.written else "identical release already present at"
+    if config.shard is not None:
+        what = "wrote shard" if result.written else "finished shard already present at"
     print(f"rose-gen: {what} {result.path} ({result.scenes} scenes)", file=sys.stderr)
     return 0
 

@@ -32,11 +32,12 @@ from rose_gen.presets import PresetConf, PresetError, preset_from_conf
 from rose_gen.regions import RegionSizes
 from rose_gen.render import CUE_OVERLAYS, CUE_PALETTE, CueSettings, RenderSettings
 from rose_gen.schema import DATASET_VERSION
+from rose_gen.shards import ShardSpec
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 SCHEMA_NAME = "rose_gen_schema"
 # Keys that say how to run, not what to make: never recorded in the release.
-RUN_KEYS: tuple[str, ...] = ("output_dir", "workers", "overwrite", "progress")
+RUN_KEYS: tuple[str, ...] = ("output_dir", "workers", "overwrite", "progress", "shard")
 
 
 class ConfigError(ValueError):
@@ -115,6 +116,15 @@ class ExportConf:
     parquet_rows_per_group: int = 64
     parquet_compression: str = "zstd"
     bridges: bool = True
+    parquet_rows_per_file: int = 0
+
+
+@dataclass
+class ShardConf:
+    index: int | None = None
+    count: int = 1
+    dir: str | None = None
+    keep: bool = False
 
 
 @dataclass
@@ -132,6 +142,7 @@ class GenConf:
     difficulty: DifficultyConf = field(default_factory=DifficultyConf)
     render: RenderConf = field(default_factory=RenderConf)
     export: ExportConf = field(default_factory=ExportConf)
+    shard: ShardConf = field(default_factory=ShardConf)
 
 
 ConfigStore.instance().store(name=SCHEMA_NAME, node=GenConf)
@@ -158,6 +169,7 @@ class GenConfig:
     workers: int = 1
     overwrite: bool = False
     progress: bool = True
+    shard: ShardSpec | None = None  # set: make only this shard's scenes, into its shard folder
 
 
 # -- composition ---------------------------------------------------------------------------
@@ -172,6 +184,9 @@ def one_line(exc: BaseException) -> str:
     key = re.search(r"full_key: (\S+)", text)
     first = text.strip().splitlines()[0] if text.strip() else type(cause).__name__
     missing = re.search(r"Could not find '([^']+)/([^']+)'", text)
+    if missing and missing.group(1) == "hydra/launcher":
+        return (f"Hydra launcher {missing.group(2)!r} is not installed: pip install 'rose-toolkit[joblib]' for "
+                "hydra/launcher=joblib, [slurm] for rose_slurm (submitit), [ray] for rose_ray")
     if missing:
         group, option = missing.groups()
         known = sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml")) if (CONF_DIR / group).is_dir() else []
@@ -187,15 +202,38 @@ def one_line(exc: BaseException) -> str:
     return first.rstrip(".")
 
 
+def parse_overrides(overrides: list[str]) -> list[Any]:
+    """Hydra's parsed overrides; a malformed one is a ConfigError naming it."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    parsed = []
+    for text in overrides:
+        try:
+            parsed += parser.parse_overrides([text])
+        except HydraException as exc:
+            raise ConfigError(f"cannot parse override {text!r}: {one_line(exc)} (Hydra's override syntax: key=value, "
+                              "+key=value, group=option)") from None
+    return parsed
+
+
 def compose_config(overrides: list[str]) -> DictConfig:
     """Compose ``conf/config.yaml`` with Hydra overrides (no output folders, no logging)."""
+    parse_overrides(list(overrides))
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None, job_name="rose_gen"):
             cfg = compose(config_name="config", overrides=list(overrides))
-        # '+key=value' appends bypass the schema; re-check every key against it.
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(one_line(exc)) from None
+    return schema_config(cfg)
+
+
+def schema_config(cfg: DictConfig) -> DictConfig:
+    """``cfg`` merged onto the schema: '+key=value' appends bypass it at composition, so every key is re-checked."""
+    try:
         plain = OmegaConf.to_container(cfg, resolve=False)
         return OmegaConf.merge(OmegaConf.structured(GenConf), plain)
-    except (HydraException, OmegaConfBaseException) as exc:
+    except OmegaConfBaseException as exc:
         raise ConfigError(one_line(exc)) from None
 
 
@@ -294,6 +332,7 @@ def build_config(cfg: DictConfig) -> GenConfig:
     _require(0 < r.cue.mask_alpha <= 1, f"render.cue.mask_alpha must be in (0, 1] (got {r.cue.mask_alpha})")
     e = cfg.export
     _require(e.parquet_rows_per_group >= 1, "export.parquet_rows_per_group must be at least 1")
+    _require(e.parquet_rows_per_file >= 0, "export.parquet_rows_per_file must be 0 (one file per split) or more")
     _require(e.parquet_compression in ("none", "snappy", "gzip", "zstd", "brotli", "lz4"),
              f"export.parquet_compression {e.parquet_compression!r} must be one of none, snappy, gzip, zstd, "
              "brotli, lz4")
@@ -316,11 +355,30 @@ def build_config(cfg: DictConfig) -> GenConfig:
                                             max_outline_px=int(r.cue.max_outline_px),
                                             mask_alpha=float(r.cue.mask_alpha)))
     export = ExportSettings(parquet=bool(e.parquet), parquet_rows_per_group=int(e.parquet_rows_per_group),
-                            parquet_compression=str(e.parquet_compression), bridges=bool(e.bridges))
+                            parquet_compression=str(e.parquet_compression), bridges=bool(e.bridges),
+                            parquet_rows_per_file=int(e.parquet_rows_per_file))
+    output_dir = Path(cfg.output_dir) if cfg.output_dir else None
     return GenConfig(seed=int(cfg.seed), plans=tuple(plans), render=render, export=export,
                      plugins=tuple(cfg.plugins), recorded=recorded_config(cfg),
-                     output_dir=Path(cfg.output_dir) if cfg.output_dir else None, workers=int(cfg.workers),
-                     overwrite=bool(cfg.overwrite), progress=bool(cfg.progress))
+                     output_dir=output_dir, workers=int(cfg.workers),
+                     overwrite=bool(cfg.overwrite), progress=bool(cfg.progress), shard=_shard(cfg, output_dir))
+
+
+def _shard(cfg: DictConfig, output_dir: Path | None) -> ShardSpec | None:
+    """``shard.*`` as a :class:`ShardSpec`, or None for an unsharded run."""
+    sh = cfg.shard
+    _require(sh.count >= 1, f"shard.count must be at least 1 (got {sh.count})")
+    if sh.index is None:
+        _require(sh.count == 1, f"shard.count={sh.count} needs shard.index=0..{sh.count - 1}, or run every shard: "
+                                f"rose-gen -m hydra/launcher=joblib 'shard.index=range(0,{sh.count})' "
+                                f"shard.count={sh.count} ...")
+        return None
+    _require(0 <= sh.index < sh.count, f"shard.index must be in 0..{sh.count - 1} for shard.count={sh.count} "
+                                       f"(got {sh.index})")
+    _require(output_dir is not None, "output_dir is required (the release the shards merge into), e.g. "
+                                     "rose-gen profile=mini output_dir=out/mini shard.index=0 shard.count=2")
+    root = Path(sh.dir) if sh.dir else Path(f"{output_dir}.shards")
+    return ShardSpec(index=int(sh.index), count=int(sh.count), root=root, keep=bool(sh.keep))
 
 
 def _is_rgb(value: Any) -> bool:

@@ -29,8 +29,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import cairosvg
 import numpy as np
+from cairosvg.parser import Tree
+from cairosvg.surface import PNGSurface
 from PIL import Image, ImageDraw, ImageFont
 
 from assets_manifest import ManifestError, load_manifest, manifest_path, sha256_bytes, sha256_file
@@ -350,9 +351,28 @@ def _square(rgba: Image.Image) -> Image.Image:
     return canvas
 
 
+def _svg_rgba(data: bytes, size: int) -> Image.Image:
+    """The SVG drawn by cairosvg into a cairo image surface, read as straight RGBA.
+
+    The same pixels as ``cairosvg.svg2png`` decoded, without its PNG encode and decode:
+    cairo's premultiplied ARGB is un-premultiplied with the rounding cairo's PNG writer uses.
+    """
+    surface = PNGSurface(Tree(bytestring=data), None, 96, output_width=size, output_height=size)
+    image = surface.cairo
+    image.flush()
+    w, h = image.get_width(), image.get_height()
+    argb = np.frombuffer(image.get_data(), np.uint32).reshape(h, image.get_stride() // 4)[:, :w]  # native-endian
+    alpha = argb >> 24
+    half, safe = alpha // 2, np.maximum(alpha, 1)
+    rgba = np.stack([(((argb >> shift) & 255) * 255 + half) // safe for shift in (16, 8, 0)] + [alpha],
+                    axis=-1).astype(np.uint8)
+    rgba[alpha == 0] = 0
+    surface.finish()
+    return Image.fromarray(rgba, "RGBA")
+
+
 def _render_svg(data: bytes, size: int) -> Image.Image:
-    png = cairosvg.svg2png(bytestring=data, output_width=size, output_height=size)
-    im = Image.open(io.BytesIO(png)).convert("RGBA")
+    im = _svg_rgba(data, size)
     if im.size != (size, size):
         im = _square(im).resize((size, size), Image.Resampling.LANCZOS)
     return im
@@ -409,13 +429,13 @@ def _render_art(vendor_name: str, key: str, path: str, side: int) -> Image.Image
     return _RENDERERS[vendor.file_format]((vendor.root() / path).read_bytes(), side)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=32)  # 256 KB each; reuse is within a scene (its two tiles, at one or two sizes)
 def _probe(vendor_name: str, key: str, path: str, sha256: str) -> Image.Image:
     """The :data:`rose_gen.emoji_fit.FIT_PROBE` px render fitted tiles are cut from (cached by sha256)."""
     return _render_art(vendor_name, key, path, FIT_PROBE)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=64)  # reuse is within a scene; a large cache only grows with the release
 def _cached_tile(vendor_name: str, key: str, path: str, sha256: str, size: int, fit: float | None = None) -> bytes:
     """RGB tile bytes; the key includes the asset's sha256, the size and the fit share.
 

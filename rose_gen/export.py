@@ -5,13 +5,20 @@ end, so a failed or interrupted run leaves nothing half-written. An existing dir
 only replaced when ``overwrite`` is set, or when the new release is byte-identical to it
 (then it is left untouched).
 
+Scenes are written as they arrive: images and JSONL rows go to disk at once and every
+file is hashed on its way there; memory holds counters, column types and hashes, not
+rows or images. The Parquet files are streamed on commit from the JSONL and the images
+(:mod:`rose_gen.parquet_export`). The same writer assembles a merge of shards
+(:mod:`rose_gen.merge`), so both give the same bytes.
+
 Layout (all paths relative to the release root, forward slashes)::
 
     images/<subset>/<image_id>.png                     base (2k-1) and cue (2k) images
     metadata_dev.jsonl, metadata_test.jsonl            the main task rows, five per scene
     analysis/global_click/metadata_{dev,test}.jsonl    T1B_CLICK_GLOBAL bridge rows
     analysis/matched_local_count/metadata_{dev,test}.jsonl   T2B_COUNT_LOCAL_MATCHED rows
-    data/dev.parquet, data/test.parquet                main rows + an ``image`` column (HF Image)
+    data/dev.parquet, data/test.parquet                main rows + an ``image`` column (HF Image);
+                                                       or data/<split>-0000k-of-0000n.parquet
     README.md                                          dataset card (configs + explicit features)
     LICENSES.md                                        asset families and their licences
     export_summary.json                                counts, config, versions, sha256 of every file
@@ -33,12 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-import yaml
-
 from rose_eval.vocab import SPLITS, TEMPLATE_ORDER, ordered_subsets
-from rose_gen.release_features import IMAGE, arrow_schema, describe, row_columns, yaml_feature
+from rose_gen.parquet_export import parquet_names, read_rows, write_parquet
+from rose_gen.release_card import dataset_card, licenses_text
+from rose_gen.release_features import ColumnCollector, describe
 from rose_gen.schema import SceneRows
 
 SUMMARY_FILE = "export_summary.json"
@@ -64,6 +69,7 @@ class ExportSettings:
     parquet_rows_per_group: int = 64
     parquet_compression: str = "zstd"
     bridges: bool = True
+    parquet_rows_per_file: int = 0  # 0: one data/<split>.parquet; n: HF-style files of at most n rows
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,11 @@ def release_files(root: Path) -> list[str]:
 
 def read_summary(root: Path) -> dict[str, Any] | None:
     """The release summary at ``root``, or None when ``root`` holds no release."""
-    path = root / SUMMARY_FILE
+    return read_json(root / SUMMARY_FILE)
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON summary file's content, or None when there is no such file."""
     if not path.is_file():
         return None
     try:
@@ -130,21 +140,23 @@ def check_target(output_dir: Path, *, overwrite: bool, config: Mapping[str, Any]
                            "choose another directory or pass overwrite=true")
 
 
-class ReleaseWriter:
-    """Collects scenes into a temporary sibling directory, then renames it into place."""
+class AtomicFolder:
+    """A folder written into a temporary sibling directory and renamed into place on commit.
 
-    def __init__(self, output_dir: Path, settings: ExportSettings, *, overwrite: bool = False) -> None:
+    Files are hashed as they are written (:meth:`write_file`, :meth:`link_file`), so the
+    summary needs no second read. An existing non-empty target is replaced only with
+    ``overwrite``, or left untouched when the new folder's summary is byte-identical.
+    """
+
+    summary_file = SUMMARY_FILE
+
+    def __init__(self, output_dir: Path, *, overwrite: bool = False) -> None:
         self.output_dir = Path(output_dir).absolute()
-        self.settings = settings
         self.overwrite = overwrite
         self.tmp: Path | None = None
-        self.main_rows: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
-        self.bridge_rows: dict[str, dict[str, list[dict[str, Any]]]] = {
-            t: {s: [] for s in SPLITS} for t in BRIDGE_DIRS}
-        self.scene_counts: Counter[tuple[str, str]] = Counter()
-        self.image_paths: set[str] = set()
+        self.files: dict[str, str] = {}  # release path -> sha256 of every file written so far
 
-    def __enter__(self) -> ReleaseWriter:
+    def __enter__(self) -> AtomicFolder:
         self.output_dir.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.output_dir.name}.partial-", dir=self.output_dir.parent))
         umask = os.umask(0)
@@ -153,125 +165,64 @@ class ReleaseWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
         if self.tmp is not None and self.tmp.exists():
             shutil.rmtree(self.tmp)
         self.tmp = None
 
-    def add_file(self, rel_path: str, data: bytes) -> None:
-        """Store one extra file at ``rel_path`` (release-relative, forward slashes) in the release.
+    def close(self) -> None:
+        """Close open files (subclasses); called on commit and on failure."""
 
-        It is listed with its sha256 in the summary like every other file. A path that is
-        absolute or leaves the release is refused.
-        """
-        assert self.tmp is not None, "use ReleaseWriter as a context manager"
+    def target(self, rel_path: str) -> Path:
+        """The temporary location of release path ``rel_path`` (parents created); bad paths are refused."""
+        assert self.tmp is not None, f"use {type(self).__name__} as a context manager"
         parts = PurePosixPath(rel_path).parts
         if not parts or rel_path.startswith("/") or "\\" in rel_path or ".." in parts:
             raise ReleaseError(f"release file path {rel_path!r} must be relative, with forward slashes, "
                                "and stay inside the release")
         path = self.tmp.joinpath(*parts)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        return path
 
-    def add_scene(self, rows: SceneRows, images: Mapping[str, bytes]) -> None:
-        """Store one scene: its images by release path and its main and bridge rows."""
-        assert self.tmp is not None, "use ReleaseWriter as a context manager"
-        for rel, data in images.items():
-            self.add_file(rel, data)
-            self.image_paths.add(rel)
-        for row in rows.main:
-            if row["image"] not in self.image_paths:
-                raise ReleaseError(f"row {row['item_id']} names image {row['image']} that the scene did not render")
-            self.main_rows[_split_of(row)].append(row)
-        if rows.main:
-            self.scene_counts[(rows.main[0]["rose_subset"], _split_of(rows.main[0]))] += 1
-        for template, bridge in rows.bridges.items():
-            if template not in BRIDGE_DIRS:
-                raise ReleaseError(f"bridge template {template} has no analysis folder; known: {sorted(BRIDGE_DIRS)}")
-            for row in bridge:
-                self.bridge_rows[template][_split_of(row)].append(row)
+    def write_file(self, rel_path: str, data: bytes) -> None:
+        """Write ``data`` at ``rel_path`` and record its sha256."""
+        self.target(rel_path).write_bytes(data)
+        self.files[rel_path] = hashlib.sha256(data).hexdigest()
 
-    def commit(self, info: ReleaseInfo) -> tuple[Path, bool]:
-        """Write metadata, Parquet, card, licences and summary; move into place.
+    def link_file(self, rel_path: str, source: Path, sha256: str, where: str) -> None:
+        """Place ``source`` at ``rel_path`` (hard link, else copy) after checking its sha256.
 
-        Returns (release path, True) when written, (path, False) when an identical
-        release was already there and left untouched.
+        ``where`` names the source for the error message when the bytes do not match.
         """
-        assert self.tmp is not None, "use ReleaseWriter as a context manager"
-        tmp = self.tmp
-        all_main = self.main_rows["dev"] + self.main_rows["test"]
-        columns = row_columns(all_main)
-        for split in SPLITS:
-            _write_jsonl(tmp / f"metadata_{split}.jsonl", self.main_rows[split])
-            if self.settings.bridges:
-                for template, folder in BRIDGE_DIRS.items():
-                    _write_jsonl(tmp / folder / f"metadata_{split}.jsonl", self.bridge_rows[template][split])
-        if self.settings.parquet:  # one thread per split: pyarrow compresses and writes without the GIL
-            with ThreadPoolExecutor(len(SPLITS)) as pool:
-                written = [pool.submit(self._write_parquet, tmp / "data" / f"{split}.parquet", self.main_rows[split],
-                                       columns) for split in SPLITS]
-                for future in written:
-                    future.result()
-        counts = self._counts()
-        (tmp / CARD_FILE).write_text(dataset_card(info, columns, counts, self.settings), encoding="utf-8")
-        (tmp / LICENSES_FILE).write_text(licenses_text(info), encoding="utf-8")
-        files = {rel: sha256_path(tmp / rel) for rel in release_files(tmp)}
-        summary = {
-            "dataset": info.dataset_name,
-            "counts": counts,
-            "columns": {name: describe(t) for name, t in columns},
-            "config": info.config,
-            "versions": info.versions,
-            "assets": info.assets,
-            "files": files,
-        }
-        (tmp / SUMMARY_FILE).write_text(json.dumps(summary, ensure_ascii=False, indent=2, sort_keys=False) + "\n",
-                                        encoding="utf-8")
-        return self._move_into_place(files)
+        if sha256_path(source) != sha256:
+            raise ReleaseError(f"{where}: {rel_path} does not match the sha256 recorded for it; the folder was "
+                               "changed or damaged after it was written; regenerate it")
+        dest = self.target(rel_path)
+        try:
+            os.link(source, dest)
+        except OSError:
+            shutil.copyfile(source, dest)
+        self.files[rel_path] = sha256
 
-    def _write_parquet(self, path: Path, rows: list[dict[str, Any]], columns: list) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        schema = arrow_schema([(name, IMAGE if name == "image" else t) for name, t in columns])
-        at = schema.get_field_index("image")
-        plain = pa.schema([f for f in schema if f.name != "image"])
-        step = max(1, int(self.settings.parquet_rows_per_group))
-        with pq.ParquetWriter(path, schema, compression=self.settings.parquet_compression) as writer:
-            for start in range(0, len(rows), step):
-                chunk = rows[start:start + step]
-                # Rows without the image convert fast; the image column is built from arrays.
-                table = pa.Table.from_pylist([{k: v for k, v in r.items() if k != "image"} for r in chunk],
-                                             schema=plain)
-                paths = [r["image"] for r in chunk]
-                images = pa.StructArray.from_arrays(
-                    [pa.array([(self.tmp / p).read_bytes() for p in paths], pa.binary()), pa.array(paths, pa.string())],
-                    fields=list(schema.field("image").type))
-                writer.write_table(table.add_column(at, schema.field("image"), images).replace_schema_metadata(
-                    schema.metadata))
-            if not rows:
-                writer.write_table(schema.empty_table())
+    def write_summary(self, summary: Mapping[str, Any]) -> None:
+        """Write the summary file (not listed in itself)."""
+        assert self.tmp is not None
+        (self.tmp / self.summary_file).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n",
+                                                  encoding="utf-8")
 
-    def _counts(self) -> dict[str, Any]:
-        subsets = ordered_subsets(s for s, _ in self.scene_counts)
-        tasks: dict[str, dict[str, dict[str, int]]] = {}
-        for subset in subsets:
-            tasks[subset] = {}
-            for split in SPLITS:
-                per = Counter(r["task_template"] for r in self.main_rows[split] if r["rose_subset"] == subset)
-                tasks[subset][split] = {t: per[t] for t in TEMPLATE_ORDER if per[t]}
-        return {
-            "scenes": {s: {sp: self.scene_counts[(s, sp)] for sp in SPLITS} for s in subsets},
-            "images": {s: {sp: 2 * self.scene_counts[(s, sp)] for sp in SPLITS} for s in subsets},
-            "tasks": tasks,
-            "rows": {sp: len(self.main_rows[sp]) for sp in SPLITS},
-            "bridge_rows": {t: {sp: len(self.bridge_rows[t][sp]) for sp in SPLITS}
-                            for t in BRIDGE_DIRS} if self.settings.bridges else {},
-        }
+    def sorted_files(self) -> dict[str, str]:
+        """Every file written, by sorted release path (what the summary lists)."""
+        return dict(sorted(self.files.items()))
 
-    def _move_into_place(self, files: Mapping[str, str]) -> tuple[Path, bool]:
+    def move_into_place(self) -> tuple[Path, bool]:
+        """Rename the finished folder into place; (path, False) when an identical one was there."""
+        self.close()
         out, tmp = self.output_dir, self.tmp
         assert tmp is not None
         if out.exists() and any(out.iterdir()):
-            old = read_summary(out)
-            if old is not None and old.get("files") == dict(files) and _same_summary(out, tmp):
+            old = read_json(out / self.summary_file)
+            if old is not None and old.get("files") == self.sorted_files() and \
+                    (out / self.summary_file).read_bytes() == (tmp / self.summary_file).read_bytes():
                 return out, False
             if not self.overwrite:
                 raise ReleaseError(f"output_dir {out} holds a different release; choose another directory "
@@ -288,8 +239,165 @@ class ReleaseWriter:
         return out, True
 
 
-def _same_summary(a: Path, b: Path) -> bool:
-    return (a / SUMMARY_FILE).read_bytes() == (b / SUMMARY_FILE).read_bytes()
+class _JsonlSink:
+    """One JSONL file written line by line and hashed on the way.
+
+    ``offsets[k]`` is the byte offset of row ``k * every`` (where each Parquet file's rows start).
+    """
+
+    def __init__(self, path: Path, every: int = 0) -> None:
+        self.path = path
+        self.fh = open(path, "wb")  # noqa: SIM115 - closed by ReleaseWriter.close
+        self.digest = hashlib.sha256()
+        self.rows = 0
+        self.size = 0
+        self.every = every
+        self.offsets = [0]
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        if self.every and self.rows and self.rows % self.every == 0:
+            self.offsets.append(self.size)
+        data = (json_line(row) + "\n").encode("utf-8")
+        self.digest.update(data)
+        self.fh.write(data)
+        self.rows += 1
+        self.size += len(data)
+
+    def close(self) -> None:
+        if not self.fh.closed:
+            self.fh.close()
+
+
+class ReleaseWriter(AtomicFolder):
+    """Writes a release as its scenes arrive: images and JSONL rows at once, the rest on commit.
+
+    Memory holds counters, the column types and the file hashes, not the rows: Parquet is
+    written on commit from the JSONL and the images on disk, in row groups.
+    """
+
+    def __init__(self, output_dir: Path, settings: ExportSettings, *, overwrite: bool = False) -> None:
+        super().__init__(output_dir, overwrite=overwrite)
+        self.settings = settings
+        self.sinks: dict[str, _JsonlSink] = {}
+        self.columns = {s: ColumnCollector() for s in SPLITS}
+        self.scene_counts: Counter[tuple[str, str]] = Counter()
+        self.task_counts: Counter[tuple[str, str, str]] = Counter()
+        self.bridge_counts: Counter[tuple[str, str]] = Counter()
+
+    def __enter__(self) -> ReleaseWriter:
+        super().__enter__()
+        return self
+
+    def close(self) -> None:
+        for sink in self.sinks.values():
+            sink.close()
+
+    def _sink(self, rel: str, every: int = 0) -> _JsonlSink:
+        if rel not in self.sinks:
+            self.sinks[rel] = _JsonlSink(self.target(rel), every)
+        return self.sinks[rel]
+
+    def main_file(self, split: str) -> str:
+        """Release path of a split's main rows."""
+        return f"metadata_{split}.jsonl"
+
+    def add_file(self, rel_path: str, data: bytes) -> None:
+        """Store one extra file at ``rel_path`` (release-relative, forward slashes) in the release.
+
+        It is listed with its sha256 in the summary like every other file. A path that is
+        absolute or leaves the release is refused.
+        """
+        self.write_file(rel_path, data)
+
+    def add_scene(self, rows: SceneRows, images: Mapping[str, bytes]) -> None:
+        """Store one scene: its images by release path and its main and bridge rows."""
+        for rel, data in images.items():
+            self.write_file(rel, data)
+        self.add_rows(rows)
+
+    def add_rows(self, rows: SceneRows) -> None:
+        """Append one scene's main and bridge rows (its images must be stored already)."""
+        for row in rows.main:
+            if row["image"] not in self.files:
+                raise ReleaseError(f"row {row['item_id']} names image {row['image']} that the scene did not render")
+            split = _split_of(row)
+            self._sink(self.main_file(split), self.settings.parquet_rows_per_file).write(row)
+            self.columns[split].add(row)
+            self.task_counts[(row["rose_subset"], split, row["task_template"])] += 1
+        if rows.main:
+            self.scene_counts[(rows.main[0]["rose_subset"], _split_of(rows.main[0]))] += 1
+        for template, bridge in rows.bridges.items():
+            if template not in BRIDGE_DIRS:
+                raise ReleaseError(f"bridge template {template} has no analysis folder; known: {sorted(BRIDGE_DIRS)}")
+            for row in bridge:
+                split = _split_of(row)
+                self.bridge_counts[(template, split)] += 1
+                if self.settings.bridges:
+                    self._sink(f"{BRIDGE_DIRS[template]}/metadata_{split}.jsonl").write(row)
+
+    def commit(self, info: ReleaseInfo) -> tuple[Path, bool]:
+        """Write Parquet, card, licences and summary; move into place.
+
+        Returns (release path, True) when written, (path, False) when an identical
+        release was already there and left untouched.
+        """
+        assert self.tmp is not None, "use ReleaseWriter as a context manager"
+        tmp = self.tmp
+        for split in SPLITS:  # every JSONL file exists, even without rows
+            self._sink(self.main_file(split))
+            if self.settings.bridges:
+                for folder in BRIDGE_DIRS.values():
+                    self._sink(f"{folder}/metadata_{split}.jsonl")
+        self.close()
+        for rel, sink in self.sinks.items():
+            self.files[rel] = sink.digest.hexdigest()
+        columns = self.columns["dev"].then(self.columns["test"]).columns()
+        parquet_files: dict[str, list[str]] = {}
+        if self.settings.parquet:  # every file a job: pyarrow compresses and writes without the GIL
+            s = self.settings
+            jobs = []
+            for split in SPLITS:
+                sink = self.sinks[self.main_file(split)]
+                names = parquet_names(split, sink.rows, s.parquet_rows_per_file)
+                parquet_files[split] = [rel for rel, _, _ in names]
+                jobs += [(rel, read_rows(sink.path, offset, stop - start))
+                         for (rel, start, stop), offset in zip(names, sink.offsets, strict=True)]
+            with ThreadPoolExecutor(max(2, min(len(jobs), os.cpu_count() or 2))) as pool:
+                done = [(rel, pool.submit(write_parquet, tmp, rel, rows, columns, rows_per_group=s.parquet_rows_per_group,
+                                          compression=s.parquet_compression)) for rel, rows in jobs]
+                for rel, job in done:
+                    self.files[rel] = job.result()
+        counts = self._counts()
+        self.write_file(CARD_FILE, dataset_card(info, columns, counts, self.settings, parquet_files).encode("utf-8"))
+        self.write_file(LICENSES_FILE, licenses_text(info).encode("utf-8"))
+        self.write_summary({
+            "dataset": info.dataset_name,
+            "counts": counts,
+            "columns": {name: describe(t) for name, t in columns},
+            "config": info.config,
+            "versions": info.versions,
+            "assets": info.assets,
+            "files": self.sorted_files(),
+        })
+        return self.move_into_place()
+
+    def _counts(self) -> dict[str, Any]:
+        subsets = ordered_subsets(s for s, _ in self.scene_counts)
+        tasks: dict[str, dict[str, dict[str, int]]] = {}
+        for subset in subsets:
+            tasks[subset] = {}
+            for split in SPLITS:
+                per = {t: self.task_counts[(subset, split, t)] for t in TEMPLATE_ORDER}
+                tasks[subset][split] = {t: n for t, n in per.items() if n}
+        rows = {sp: self.sinks[self.main_file(sp)].rows for sp in SPLITS}
+        return {
+            "scenes": {s: {sp: self.scene_counts[(s, sp)] for sp in SPLITS} for s in subsets},
+            "images": {s: {sp: 2 * self.scene_counts[(s, sp)] for sp in SPLITS} for s in subsets},
+            "tasks": tasks,
+            "rows": rows,
+            "bridge_rows": {t: {sp: self.bridge_counts[(t, sp)] for sp in SPLITS}
+                            for t in BRIDGE_DIRS} if self.settings.bridges else {},
+        }
 
 
 def _split_of(row: Mapping[str, Any]) -> str:
@@ -297,75 +405,3 @@ def _split_of(row: Mapping[str, Any]) -> str:
     if split not in SPLITS:
         raise ReleaseError(f"row {row.get('item_id')} has split {split!r}; expected one of {', '.join(SPLITS)}")
     return split
-
-
-def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for row in rows:
-            fh.write(json_line(row) + "\n")
-
-
-def dataset_card(info: ReleaseInfo, columns: list, counts: Mapping[str, Any], settings: ExportSettings) -> str:
-    """The dataset card: YAML front matter (configs, explicit features, splits) and a short body."""
-    front = {
-        "configs": [{
-            "config_name": "default",
-            "data_files": [{"split": split, "path": f"metadata_{split}.jsonl"} for split in SPLITS],
-        }],
-        "dataset_info": {"features": [yaml_feature(name, t) for name, t in columns]},
-    }
-    header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
-    lines = [
-        "---", header.rstrip("\n"), "---", "",
-        f"# {info.dataset_name} release", "",
-        "Grid scenes of near-identical cells with a few exceptions; five coupled tasks per scene "
-        "(global count, local count, local click, click in a highlighted region, click with an "
-        "exclusion and submit), answered in a strict protocol.", "",
-        "## Files", "",
-        "- `metadata_dev.jsonl`, `metadata_test.jsonl`: task rows (the `image` field is the image path).",
-        "- `images/<subset>/<image_id>.png`: scene images; scene k's base image is 2k-1, its cue image 2k.",
-    ]
-    if settings.bridges:
-        lines.append("- `analysis/global_click/`, `analysis/matched_local_count/`: bridge rows "
-                     "(T1B_CLICK_GLOBAL, T2B_COUNT_LOCAL_MATCHED) per split.")
-    if settings.parquet:
-        lines.append("- `data/dev.parquet`, `data/test.parquet`: the task rows with the image embedded "
-                     "(`image` is a Hugging Face Image: struct of bytes and path).")
-    lines += [
-        "- `export_summary.json`: counts, the generation config, versions and sha256 of every file.",
-        "- `LICENSES.md`: asset families and their licences.", "",
-        "## Column types", "",
-        "`region_params` and `image_region_params` share one struct type with nullable members "
-        "`r1, r2, c1, c2` (int64), `exclude_type` (string) and `exclude_params` (struct of r1, r2, c1, c2). "
-        "A shape uses only some members (ROW_RANGE: r1, r2; COL_RANGE: c1, c2; RECTANGLE and "
-        "VISUAL_REGION: all four; EXCLUSION: exclude_type and exclude_params; GLOBAL: none); readers "
-        "of Parquet or `datasets` see nulls for the rest, which should be dropped.", "",
-        "## Counts", "",
-        "| subset | dev scenes | test scenes |", "|---|---:|---:|",
-    ]
-    for subset, per in counts["scenes"].items():
-        lines.append(f"| {subset} | {per['dev']} | {per['test']} |")
-    lines += ["", f"Task rows: {counts['rows']['dev']} dev, {counts['rows']['test']} test.", "",
-              "## Regenerate", "", "The generation config is recorded in `export_summary.json` (`config`); "
-              "`rose-verify <release>` re-derives every row from it and checks every file's sha256.", ""]
-    return "\n".join(lines)
-
-
-def licenses_text(info: ReleaseInfo) -> str:
-    """LICENSES.md: one section per asset family used by the release."""
-    lines = ["# Licences and attribution", "",
-             "The generator code is Apache-2.0. The images embed assets from these families:", ""]
-    if not info.attributions:
-        lines.append("- (no asset family declared by the sources used)")
-    for entry in info.attributions:
-        family = entry.get("family", "unnamed asset family")
-        line = f"- **{family}**: {entry.get('license', 'licence not declared by its source')}"
-        if entry.get("url"):
-            line += f" ({entry['url']})"
-        if entry.get("sources"):
-            line += f"; used by: {', '.join(entry['sources'])}"
-        lines.append(line)
-        if entry.get("notes"):
-            lines.append(f"  {entry['notes']}")
-    return "\n".join(lines) + "\n"

@@ -169,7 +169,10 @@ def resolve_face(face: FontFace) -> Path:
         raise AssetError(str(exc)) from None
 
 
-@lru_cache(maxsize=256)
+# A CJK face costs ~2.3 MB per loaded size: keep enough for every face of a pool at one size
+# (pool checks) but not every (face, size) a release meets, so memory does not grow with the
+# release (bench/bench_gen.py --scale 4: 256 cached fonts were ~600 MB per process).
+@lru_cache(maxsize=32)
 def _load_font(file: str, face_index: int, size: int, variation_weight: float | None) -> ImageFont.FreeTypeFont:
     font = ImageFont.truetype(file, size=size, index=face_index, layout_engine=ImageFont.Layout.BASIC)
     if variation_weight is not None:

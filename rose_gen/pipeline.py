@@ -28,6 +28,7 @@ from rose_gen.templates import build_scene_rows
 
 if TYPE_CHECKING:  # workers import this module: keep Hydra and pyarrow out of it
     from rose_gen.config import GenConfig
+    from rose_gen.export import ReleaseInfo
 
 # Python packages whose versions can change the bytes of a release.
 RENDER_LIBRARIES: tuple[str, ...] = ("numpy", "pillow", "pyarrow", "fonttools", "cairosvg", "cairocffi",
@@ -245,35 +246,77 @@ def plan_release(config: GenConfig) -> list[SceneSpec]:
     return [scene for scenes in plan_subsets(config) for scene in scenes]
 
 
-Progress = Callable[[Iterator[SceneResult], int], Iterator[SceneResult]]
+Progress = Callable[[Iterator[Any], int], Iterator[Any]]  # wraps the result stream (a progress bar)
+SceneSink = Callable[[int, SceneResult], None]
+
+
+def render_release(config: GenConfig, sink: SceneSink, *, owns: Callable[[int], bool] | None = None,
+                   n_scenes: int | None = None, progress: Progress | None = None) -> ReleaseInfo:
+    """Plan every subset, render the scenes ``owns`` (release position -> bool; default all) and hand
+    each result with its position to ``sink``, in position order; return the release's provenance.
+
+    The workers start first and render each subset as soon as it is planned; provenance is
+    gathered while they render. It covers every planned scene (not only the owned ones), so
+    every shard of a release records the same provenance. ``n_scenes`` is how many scenes
+    ``owns`` selects (it caps the worker count and sizes the progress bar).
+    """
+    from rose_gen.export import ReleaseInfo
+
+    total = sum(plan.n_scenes for plan in config.plans)  # plan_subset makes exactly n_scenes per plan
+    mine = total if n_scenes is None else n_scenes
+    with scene_runner(config.render, workers=config.workers, n_scenes=mine, plugins=config.plugins) as run:
+        batches: list[Iterator[tuple[int, SceneResult]]] = []
+        used: set[str] = set()
+        start = 0
+        for scenes in plan_subsets(config):
+            picked = [(start + k, scene) for k, scene in enumerate(scenes) if owns is None or owns(start + k)]
+            start += len(scenes)
+            batches.append(zip([p for p, _ in picked], run([scene for _, scene in picked]), strict=True))
+            used.update(s.source for s in scenes)
+        uses = source_uses(config.plans, used)
+        info = ReleaseInfo(config=config.recorded, versions=library_versions(), assets=source_assets(uses),
+                           attributions=source_attributions(uses))
+        pairs: Iterator[tuple[int, SceneResult]] = itertools.chain.from_iterable(batches)
+        if progress is not None:
+            pairs = progress(pairs, mine)
+        for position, result in pairs:
+            sink(position, result)
+    return info
 
 
 def generate_release(config: GenConfig, *, progress: Progress | None = None) -> GenerationResult:
     """Plan, render and export the release described by ``config`` into its output_dir, atomically.
 
-    The workers start first and render each subset as soon as it is planned; the release's
-    provenance is gathered while they render.
+    With ``config.shard`` set, writes that shard's folder instead (:func:`generate_shard`).
     """
-    from rose_gen.export import ReleaseInfo, ReleaseWriter, check_target
+    from rose_gen.export import ReleaseWriter, check_target
 
+    if config.shard is not None:
+        return generate_shard(config, progress=progress)
     if config.output_dir is None:
         raise ValueError("config.output_dir is not set")
     check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)
-    total = sum(plan.n_scenes for plan in config.plans)  # plan_subset makes exactly n_scenes per plan
     with ReleaseWriter(config.output_dir, config.export, overwrite=config.overwrite) as writer:
-        with scene_runner(config.render, workers=config.workers, n_scenes=total, plugins=config.plugins) as run:
-            batches: list[Iterator[SceneResult]] = []
-            used: set[str] = set()
-            for scenes in plan_subsets(config):
-                batches.append(run(scenes))
-                used.update(s.source for s in scenes)
-            uses = source_uses(config.plans, used)
-            info = ReleaseInfo(config=config.recorded, versions=library_versions(), assets=source_assets(uses),
-                               attributions=source_attributions(uses))
-            results: Iterator[SceneResult] = itertools.chain.from_iterable(batches)
-            if progress is not None:
-                results = progress(results, total)
-            for result in results:
-                writer.add_scene(result.rows, result.images)
+        info = render_release(config, lambda _, r: writer.add_scene(r.rows, r.images), progress=progress)
         path, written = writer.commit(info)
-    return GenerationResult(path=path, written=written, scenes=total)
+    return GenerationResult(path=path, written=written, scenes=sum(p.n_scenes for p in config.plans))
+
+
+def generate_shard(config: GenConfig, *, progress: Progress | None = None) -> GenerationResult:
+    """Render the scenes of shard ``config.shard`` into its shard folder, atomically.
+
+    A folder that already holds this shard of the same config is kept as it is (resume).
+    """
+    from rose_gen.shards import ShardWriter, check_shard_target, finished_shard
+
+    spec = config.shard
+    assert spec is not None
+    total = sum(plan.n_scenes for plan in config.plans)
+    if not config.overwrite and finished_shard(spec, config.recorded):
+        return GenerationResult(path=spec.folder.absolute(), written=False, scenes=spec.size(total))
+    check_shard_target(spec, overwrite=config.overwrite)
+    with ShardWriter(spec, overwrite=config.overwrite) as writer:
+        info = render_release(config, lambda pos, r: writer.add_scene(pos, r.rows, r.images), owns=spec.owns,
+                              n_scenes=spec.size(total), progress=progress)
+        path, written = writer.commit(info, total)
+    return GenerationResult(path=path, written=written, scenes=spec.size(total))

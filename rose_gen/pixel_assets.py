@@ -1,6 +1,6 @@
 """Pixel-art sprite library for ROSE-PixelEdit and ROSE-PixelContent.
 
-Three clearly separated sprite sources, all reduced to RGBA ``uint8`` arrays:
+Four clearly separated sprite sources, all reduced to RGBA ``uint8`` arrays:
 
 - ``crawl``: Dungeon Crawl Stone Soup tiles from Debian's ``crawl-tiles-data``. The
   atlases are packed by Crawl's tile packer: each 32x32 tile is trimmed to its bounding
@@ -9,15 +9,17 @@ Three clearly separated sprite sources, all reduced to RGBA ``uint8`` arrays:
   ``feat``) by alpha connected components, splitting components larger than one tile
   with guillotine cuts along the line that crosses the fewest opaque pixel contacts.
   Pieces are centred on a 32x32 canvas, near-empty pieces are dropped and duplicates
-  (same canonical pixels) removed.
+  (same canonical pixels) removed; what is not one whole object is screened out
+  (:mod:`rose_gen.pixel_pool`).
+- ``cdda``: the Cataclysm DDA MshockXotto+ tileset from Debian's ``cataclysm-dda-data``,
+  a named 32 px grid (:mod:`rose_gen.pixel_cdda`).
 - ``procedural``: a deterministic family generator (palette ramps, mirrored silhouette,
   outline, light-from-top-left shading); every draw comes from :mod:`rose_gen.rng`.
 - ``user``: a folder of PNGs plus a list file, checked the same way (readable, not
   near-empty, optional ``SHA256SUMS`` checksums).
 
-Local edits (PixelEdit) are one contiguous patch, grown from an anchor pixel, that is
-recoloured, added or removed; :func:`plan_edit` only accepts an edit that clears the
-perceptual visibility threshold (:mod:`rose_gen.visibility`) at the smallest cell size.
+Local edits (PixelEdit) live in :mod:`rose_gen.pixel_edits`, PixelContent pair choice in
+:mod:`rose_gen.pixel_pairs`, the shortcut measures in :mod:`rose_gen.pixel_metrics`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import heapq
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,6 +37,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
+from rose_gen import pixel_pool
 from rose_gen.rng import seed_sequence
 from rose_gen.sources.base import AssetError, AssetPair
 from rose_gen.visibility import DEFAULT_THRESHOLDS, TileDifference, is_visible, tile_difference
@@ -244,6 +246,11 @@ def sheet_pixels(sheet: str, tile_dir: Path = CRAWL_TILE_DIR) -> np.ndarray:
     return _sheet_pixels(str(crawl_sheet_path(sheet, tile_dir)))
 
 
+def sheet_file_pixels(path: Path) -> np.ndarray:
+    """The read-only RGBA pixels of any sprite sheet file (cached per path)."""
+    return _sheet_pixels(str(path))
+
+
 def crawl_piece_canvas(sheet_rgba: np.ndarray, x: int, y: int, w: int, h: int,
                        mask: np.ndarray | None = None) -> np.ndarray:
     """Cut a piece out of a sheet (only its own pixels when ``mask`` is given) and centre it."""
@@ -348,51 +355,14 @@ def edit_difference(a: np.ndarray, b: np.ndarray, cell_size: int = MIN_CELL_SIZE
     return tile_difference(render_sprite(a, cell_size), render_sprite(b, cell_size))
 
 
-# ---------------------------------------------------------------------------- edits
+# ---------------------------------------------------------------------------- edit support
 
-EDIT_KINDS: tuple[str, ...] = ("recolour", "add", "remove")
-
-# Fixed, clearly distinct edit colours (RGB); the planner picks one by luminance contrast.
-EDIT_COLOURS: tuple[tuple[int, int, int], ...] = (
-    (230, 30, 40), (250, 210, 30), (40, 200, 60), (30, 90, 230), (240, 120, 20),
-    (160, 40, 200), (20, 200, 210), (250, 250, 250), (20, 20, 20), (240, 90, 190),
-)
-
-
-@dataclass(frozen=True)
-class EditSpec:
-    """One local edit: ``size`` pixels grown from ``anchor`` (y, x), then changed by ``kind``."""
-
-    kind: str
-    anchor: tuple[int, int]
-    size: int
-    colour: tuple[int, int, int]  # new colour (recolour/add); unused for remove
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "anchor": list(self.anchor), "size": self.size, "colour": list(self.colour)}
-
-    @staticmethod
-    def from_json(d: Mapping[str, Any]) -> EditSpec:
-        return EditSpec(str(d["kind"]), (int(d["anchor"][0]), int(d["anchor"][1])), int(d["size"]),
-                        (int(d["colour"][0]), int(d["colour"][1]), int(d["colour"][2])))
-
-
-EDIT_MARGIN = 1.5  # edits must clear the visibility thresholds with this safety factor
+EDIT_MARGIN = 1.5  # edits and pairs must clear the visibility thresholds with this safety factor
 
 
 def clears_visibility(diff: TileDifference, margin: float = 1.0) -> bool:
     """:func:`is_visible` with every default threshold made ``margin`` times stricter."""
     return is_visible(diff, DEFAULT_THRESHOLDS.scaled(margin))
-
-
-def _eligible(rgba: np.ndarray, kind: str) -> np.ndarray:
-    solid = solid_mask(rgba)
-    if kind == "add":
-        free = rgba[..., 3] == 0
-        free[[0, -1], :] = False
-        free[:, [0, -1]] = False
-        return free
-    return solid
 
 
 def grow_patch(eligible: np.ndarray, anchor: tuple[int, int], size: int) -> np.ndarray:
@@ -418,88 +388,6 @@ def grow_patch(eligible: np.ndarray, anchor: tuple[int, int], size: int) -> np.n
                 queued.add((ny, nx))
                 heapq.heappush(heap, ((ny - ay) ** 2 + (nx - ax) ** 2, ny, nx))
     return patch
-
-
-def edit_patch(rgba: np.ndarray, edit: EditSpec) -> np.ndarray:
-    """The boolean mask of pixels an edit changes."""
-    return grow_patch(_eligible(rgba, edit.kind), edit.anchor, edit.size)
-
-
-def apply_edit(rgba: np.ndarray, edit: EditSpec) -> np.ndarray:
-    """The edited copy of a sprite (the input is not modified)."""
-    if edit.kind not in EDIT_KINDS:
-        raise ValueError(f"unknown edit kind {edit.kind!r}; known: {', '.join(EDIT_KINDS)}")
-    patch = edit_patch(rgba, edit)
-    out = np.array(rgba, dtype=np.uint8)
-    if edit.kind == "remove":
-        out[patch] = 0
-    else:
-        out[patch] = (*edit.colour, 255)
-    return out
-
-
-def _luma(rgb: np.ndarray) -> np.ndarray:
-    return (np.asarray(rgb, dtype=np.float64) @ np.array([0.299, 0.587, 0.114])) / 255.0
-
-
-@dataclass(frozen=True)
-class PlannedEdit:
-    """A verified edit and what it measured at the smallest cell size."""
-
-    edit: EditSpec
-    changed_pixels: int
-    changed_fraction: float
-    ssim: float
-
-
-def plan_edit(rgba: np.ndarray, rng: np.random.Generator, *, cell_size: int = MIN_CELL_SIZE,
-              fraction: tuple[float, float] = (0.03, 0.05), min_pixels: int = 8,
-              attempts: int = 24, margin: float = EDIT_MARGIN) -> PlannedEdit | None:
-    """Draw a local edit that is visible at ``cell_size``; None when no attempt clears it.
-
-    The patch is ``fraction`` of the sprite's solid pixels (at least ``min_pixels``); the
-    difference must clear the visibility thresholds scaled by ``margin`` (see
-    :func:`clears_visibility`).
-    Recolour and add use the edit colour with the largest luminance contrast against the
-    patch (recolour) or the background (add) among a few drawn candidates.
-    """
-    solid = solid_mask(rgba)
-    n_solid = int(solid.sum())
-    bg_luma = float(_luma(np.array(BACKGROUND)))
-    colours = np.array(EDIT_COLOURS)
-    col_luma = _luma(colours)
-    for _ in range(attempts):
-        kind = EDIT_KINDS[int(rng.integers(len(EDIT_KINDS)))]
-        size = max(min_pixels, int(round(float(rng.uniform(*fraction)) * n_solid)))
-        eligible = _eligible(rgba, kind)
-        if kind == "add":
-            # Anchor on a free pixel touching the sprite so the addition is attached.
-            eligible_anchor = eligible & ndimage.binary_dilation(solid, structure=ndimage.generate_binary_structure(2, 1))
-        else:
-            eligible_anchor = eligible
-        ys, xs = np.nonzero(eligible_anchor)
-        if ys.size == 0:
-            continue
-        i = int(rng.integers(ys.size))
-        anchor = (int(ys[i]), int(xs[i]))
-        patch = grow_patch(eligible, anchor, size)
-        if int(patch.sum()) < size:
-            continue
-        ref = bg_luma if kind == "add" else float(_luma(rgba[patch][:, :3]).mean())
-        order = np.argsort(-np.abs(col_luma - ref), kind="stable")[:3]
-        colour = tuple(int(v) for v in colours[order[int(rng.integers(3))]])
-        edit = EditSpec(kind, anchor, size, colour)  # type: ignore[arg-type]
-        edited = apply_edit(rgba, edit)
-        diff = edit_difference(rgba, edited, cell_size)
-        if clears_visibility(diff, margin):
-            return PlannedEdit(edit, int(patch.sum()), round(diff.changed_fraction, 6), round(diff.ssim, 6))
-    return None
-
-
-def edit_rng(seed: int, sprite_id: str) -> np.random.Generator:
-    """The generator for one sprite's edit draws (stable per sprite id)."""
-    index = int.from_bytes(hashlib.sha256(sprite_id.encode()).digest()[:4], "little")
-    return np.random.Generator(np.random.PCG64(seed_sequence(seed, "ROSE-PixelEdit", "edit", index)))
 
 
 # ---------------------------------------------------------------------------- procedural
@@ -733,7 +621,8 @@ class SpriteLibrary:
         return entry
 
     def check_sheet(self, sheet: str) -> None:
-        """Refuse a Crawl atlas whose file checksum differs from the manifest."""
+        """Refuse a sprite sheet (Crawl atlas or Cataclysm tileset) whose file checksum differs
+        from the manifest."""
         if sheet in self._checked_sheets:
             return
         from assets_manifest import ManifestError, check_file
@@ -742,8 +631,14 @@ class SpriteLibrary:
         if info is None:
             raise PixelAssetError(f"sheet {sheet!r} is not in the pixel sprite manifest")
         try:
-            check_file(crawl_sheet_path(sheet, self.tile_dir), info["sha256"], what=f"Dungeon Crawl atlas {sheet}",
-                       package=CRAWL_PACKAGE)
+            if info["source"] == "cdda":
+                from rose_gen.pixel_cdda import CDDA_GFX_DIR, CDDA_PACKAGE
+
+                check_file(CDDA_GFX_DIR / sheet, info["sha256"], what=f"Cataclysm DDA tileset {sheet}",
+                           package=CDDA_PACKAGE)
+            else:
+                check_file(crawl_sheet_path(sheet, self.tile_dir), info["sha256"],
+                           what=f"Dungeon Crawl atlas {sheet}", package=CRAWL_PACKAGE)
         except ManifestError as exc:
             raise PixelAssetError(str(exc)) from None
         self._checked_sheets.add(sheet)
@@ -757,6 +652,11 @@ class SpriteLibrary:
             if entry["source"] == "crawl":
                 self.check_sheet(entry["sheet"])
                 arr = crawl_sprite_pixels(entry, self.tile_dir)
+            elif entry["source"] == "cdda":
+                from rose_gen.pixel_cdda import cdda_sprite_pixels
+
+                self.check_sheet(entry["sheet"])
+                arr = cdda_sprite_pixels(entry)
             elif entry["source"] == "procedural":
                 arr = procedural_sprite_pixels(entry, self.procedural_seed)
             else:
@@ -791,16 +691,21 @@ class LibrarySprite:
     pixels: np.ndarray
 
 
-def crawl_library(tile_dir: Path = CRAWL_TILE_DIR) -> tuple[list[dict[str, Any]], list[LibrarySprite]]:
-    """Slice every library sheet: per-sheet counts and the deduplicated sprites, in sheet order."""
+def crawl_library(tile_dir: Path = CRAWL_TILE_DIR) -> tuple[list[dict[str, Any]], list[LibrarySprite],
+                                                          list[dict[str, Any]]]:
+    """Slice every library sheet: per-sheet counts, the deduplicated sprites that pass the
+    whole-object screen (:mod:`rose_gen.pixel_pool`), in sheet order, and the rejected ones
+    with their reasons."""
     from assets_manifest import sha256_file
 
     sheets: list[dict[str, Any]] = []
     sprites: list[LibrarySprite] = []
+    rejected: list[dict[str, Any]] = []
     seen: set[str] = set()
+    made: list[str] = []
     for spec in CRAWL_SHEETS:
         found, pieces = slice_sheet(spec, tile_dir)
-        kept = 0
+        kept = screened = 0
         for i, s in enumerate(found):
             digest = pixel_sha256(s.pixels)
             if digest in seen:
@@ -809,10 +714,18 @@ def crawl_library(tile_dir: Path = CRAWL_TILE_DIR) -> tuple[list[dict[str, Any]]
             kept += 1
             if spec.name not in LIBRARY_SHEETS:
                 continue
+            sprite_id = f"crawl-{spec.name}-{i:04d}"
+            made.append(sprite_id)
+            reason = pixel_pool.screen(sprite_id, s.pixels)
+            if reason is not None:
+                rejected.append({"id": sprite_id, "sheet": spec.name, "offset": [s.x, s.y], "size": [s.w, s.h],
+                                 "reason": reason})
+                continue
+            screened += 1
             box = sheet_pixels(spec.name, tile_dir)[s.y:s.y + s.h, s.x:s.x + s.w, 3] > 0
             needs_mask = s.mask is not None and bool((box & ~s.mask).any())
             entry = {
-                "id": f"crawl-{spec.name}-{i:04d}", "source": "crawl", "sheet": spec.name,
+                "id": sprite_id, "source": "crawl", "sheet": spec.name,
                 "offset": [s.x, s.y], "size": [s.w, s.h],
                 "mask": encode_mask(s.mask) if needs_mask else None,
                 "sha256": digest, "licence": "crawl-tiles-data",
@@ -823,8 +736,13 @@ def crawl_library(tile_dir: Path = CRAWL_TILE_DIR) -> tuple[list[dict[str, Any]]
             "source": "crawl", "sheet": spec.name, "file": f"{spec.name}.png", "method": spec.method,
             "sha256": sha256_file(crawl_sheet_path(spec.name, tile_dir)), "pieces": pieces,
             "substantial": len(found), "unique": kept, "in_library": spec.name in LIBRARY_SHEETS,
+            "whole_objects": screened,
         })
-    return sheets, sprites
+    try:
+        pixel_pool.check_listed_ids(made)
+    except ValueError as exc:
+        raise PixelAssetError(str(exc)) from None
+    return sheets, sprites, rejected
 
 
 def procedural_library(seed: int, families: int = PROCEDURAL_FAMILIES,
@@ -872,8 +790,8 @@ def neighbour_edges(sprites: Sequence[LibrarySprite]) -> list[tuple[int, int, fl
     return edges
 
 
-def assign_crawl_families(sprites: Sequence[LibrarySprite], edges: Sequence[tuple[int, int, float]]) -> None:
-    """Set ``family`` on every crawl entry: connected atlas neighbours of similarity >= the family minimum."""
+def assign_atlas_families(sprites: Sequence[LibrarySprite], edges: Sequence[tuple[int, int, float]]) -> None:
+    """Set ``family`` on every entry: connected sheet neighbours of similarity >= the family minimum."""
     uf = _UnionFind(len(sprites))
     for i, j, sim in edges:
         if sim >= FAMILY_MIN_SIMILARITY:
@@ -881,52 +799,6 @@ def assign_crawl_families(sprites: Sequence[LibrarySprite], edges: Sequence[tupl
     for i, s in enumerate(sprites):
         root = sprites[uf.find(i)].entry["id"]
         s.entry["family"] = f"fam-{root}"
-
-
-def content_pairs(sprites: Sequence[LibrarySprite], candidates: Iterable[tuple[int, int, float]],
-                  band: tuple[float, float] = CONTENT_BAND) -> list[dict[str, Any]]:
-    """Related-but-distinct pairs: same family, similarity in ``band``, visibly different at 120 px.
-
-    Candidates are taken in the given order; each sprite joins at most one pair.
-    """
-    used: set[int] = set()
-    pairs = []
-    for i, j, sim in candidates:
-        if i in used or j in used or not band[0] <= sim <= band[1]:
-            continue
-        a, b = sprites[i], sprites[j]
-        if a.entry["family"] != b.entry["family"]:
-            continue
-        diff = edit_difference(a.pixels, b.pixels)
-        if not clears_visibility(diff, EDIT_MARGIN):
-            continue
-        used.update((i, j))
-        ida, idb = sorted((a.entry["id"], b.entry["id"]))
-        pairs.append({"a": ida, "b": idb, "family": a.entry["family"], "source": a.entry["source"],
-                      "similarity": sim, "changed_fraction": round(diff.changed_fraction, 6),
-                      "ssim": round(diff.ssim, 6)})
-    return pairs
-
-
-def edit_bases(sprites: Sequence[LibrarySprite], seed: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """A verified edit for every sprite with enough pixels; also the ids no edit could clear."""
-    bases, failed = [], []
-    for s in sprites:
-        if s.entry["solid_pixels"] < EDIT_MIN_SOLID:
-            continue
-        planned = plan_edit(s.pixels, edit_rng(seed, s.entry["id"]))
-        if planned is None:
-            failed.append(s.entry["id"])
-            continue
-        edited = apply_edit(s.pixels, planned.edit)
-        bases.append({
-            "sprite": s.entry["id"], "source": s.entry["source"], "family": s.entry["family"],
-            "edit": planned.edit.to_json(), "changed_pixels": planned.changed_pixels,
-            "edit_fraction": round(planned.changed_pixels / s.entry["solid_pixels"], 6),
-            "changed_fraction": planned.changed_fraction, "ssim": planned.ssim,
-            "edited_sha256": pixel_sha256(edited),
-        })
-    return bases, failed
 
 
 @lru_cache(maxsize=1)
@@ -953,27 +825,41 @@ def load_pixel_manifest(name: str) -> Any:
 
 # ---------------------------------------------------------------------------- pool options
 
-POOL_SOURCES: tuple[str, ...] = ("crawl", "procedural", "user")
+POOL_SOURCES: tuple[str, ...] = ("crawl", "cdda", "procedural", "user")
+DEFAULT_SPRITES: tuple[str, ...] = ("crawl", "cdda")
+CONTENT_MAX_BLOCK_DELTA_E = 20.0  # PixelContent pool: pairs that do not differ at a glance (see pixel_metrics)
 
 
 @dataclass(frozen=True)
 class PixelPoolOptions:
     """Which sprites a pixel source draws from (parsed from a source's ``options``).
 
-    ``sprites``: any of ``crawl`` (default), ``procedural``, ``user``, in pool order.
+    ``sprites``: any of ``crawl``, ``cdda`` (both by default), ``procedural``, ``user``, in pool order.
     ``user_folder`` / ``user_list``: the user's PNG folder and list file (for ``user``).
     ``max_pairs``: an explicit, recorded reduction of the pool to its first entries.
+    ``colour_only_pairs``: PixelContent keeps the palette-swap pairs (same silhouette,
+    recoloured) that the standard pool leaves out.
+    ``max_block_delta_e``: PixelContent keeps only pairs whose 120 px tiles change no
+    third-by-third block's mean colour by more than this CIELAB ΔE (default
+    :data:`CONTENT_MAX_BLOCK_DELTA_E`; ``null`` keeps every pair): pairs that differ
+    in detail rather than at a glance.
     """
 
-    sprites: tuple[str, ...] = ("crawl",)
+    sprites: tuple[str, ...] = DEFAULT_SPRITES
     user_folder: str | None = None
     user_list: str | None = None
     max_pairs: int | None = None
+    colour_only_pairs: bool = False
+    max_block_delta_e: float | None = CONTENT_MAX_BLOCK_DELTA_E
+
+
+KNOWN_POOL_OPTIONS = frozenset({"sprites", "user_folder", "user_list", "max_pairs", "colour_only_pairs",
+                                "max_block_delta_e"})
 
 
 def parse_pool_options(options: Mapping[str, Any]) -> PixelPoolOptions:
     """Validate pixel pool options; unknown values are one clear line."""
-    raw = options.get("sprites", ("crawl",))
+    raw = options.get("sprites", DEFAULT_SPRITES)
     sprites = (raw,) if isinstance(raw, str) else tuple(raw)
     bad = [s for s in sprites if s not in POOL_SOURCES]
     if bad or not sprites or len(set(sprites)) != len(sprites):
@@ -985,7 +871,18 @@ def parse_pool_options(options: Mapping[str, Any]) -> PixelPoolOptions:
     max_pairs = options.get("max_pairs")
     if max_pairs is not None and (not isinstance(max_pairs, int) or max_pairs < 1):
         raise PixelAssetError(f"pixel source option max_pairs={max_pairs!r} must be a positive integer")
-    return PixelPoolOptions(sprites, str(folder) if folder else None, str(listing) if listing else None, max_pairs)
+    colour_only = options.get("colour_only_pairs", False)
+    if not isinstance(colour_only, bool):
+        raise PixelAssetError(f"pixel source option colour_only_pairs={colour_only!r} must be true or false")
+    cap = options.get("max_block_delta_e", PixelPoolOptions.max_block_delta_e)
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int | float) or cap <= 0):
+        raise PixelAssetError(f"pixel source option max_block_delta_e={cap!r} must be a positive number or null")
+    unknown = sorted(set(options) - KNOWN_POOL_OPTIONS)
+    if unknown:
+        raise PixelAssetError(f"unknown pixel source option(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(sorted(KNOWN_POOL_OPTIONS))}")
+    return PixelPoolOptions(sprites, str(folder) if folder else None, str(listing) if listing else None, max_pairs,
+                            colour_only, None if cap is None else float(cap))
 
 
 @lru_cache(maxsize=256)
@@ -1002,29 +899,17 @@ def render_pixels(render: Mapping[str, Any]) -> np.ndarray:
     return default_library().pixels(str(render["sprite"]))
 
 
-def edited_pixels(render: Mapping[str, Any], edit: EditSpec) -> np.ndarray:
-    """The edited copy of a render entry's sprite (cached), checked against ``edited_sha256`` if given."""
-    return _edited_pixels(json.dumps(dict(render), sort_keys=True), edit)
-
-
-@lru_cache(maxsize=4096)
-def _edited_pixels(render_json: str, edit: EditSpec) -> np.ndarray:
-    render = json.loads(render_json)
-    arr = apply_edit(render_pixels(render), edit)
-    expected = render.get("edited_sha256")
-    if expected and pixel_sha256(arr) != expected:
-        raise PixelAssetError(f"sprite {render.get('sprite')}: edited pixels do not match the manifest's "
-                              "edited_sha256; regenerate with assets_manifest/build/build_pixel.py")
-    arr.setflags(write=False)
-    return arr
+SHEET_PACKAGES = {"crawl": CRAWL_PACKAGE, "cdda": "cataclysm-dda-data"}
 
 
 def asset_versions(manifests: Sequence[str]) -> dict[str, str]:
-    """sha256 of the Crawl atlases in the library and of the given pixel manifests."""
+    """sha256 of the sprite sheets in the library (and tileset configs) and of the given pixel manifests."""
     from assets_manifest import manifest_path, sha256_file
 
     lib = default_library()
-    out = {f"crawl-tiles-data:{s['file']}": s["sha256"] for s in lib.manifest["sheets"] if s["in_library"]}
+    out = {f"{SHEET_PACKAGES[s['source']]}:{s['file']}": s["sha256"] for s in lib.manifest["sheets"] if s["in_library"]}
+    out.update({f"{SHEET_PACKAGES[s['source']]}:{s['config']}": s["config_sha256"]
+                for s in lib.manifest["sheets"] if s.get("config")})
     for name in manifests:
         out[f"assets_manifest:{name}.json"] = sha256_file(manifest_path(name))
     return dict(sorted(out.items()))
@@ -1032,7 +917,7 @@ def asset_versions(manifests: Sequence[str]) -> dict[str, str]:
 
 # ---------------------------------------------------------------- shared source behaviour
 
-SPRITE_SOURCES = ("crawl", "procedural")  # licence records every pixel subset names
+SPRITE_SOURCES = ("crawl", "cdda", "procedural")  # licence records every pixel subset names
 ROLES = ("majority", "target")
 
 
@@ -1045,17 +930,18 @@ class PixelPoolSource:
     """
 
     manifests: tuple[str, ...] = ()
+    fills_cell = True  # stretched edge to edge: rose_gen.render insets every tile to keep the frame margin
 
     def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
         """Pool entries in a stable order: sprite sources in option order, then each source's order."""
         opts = parse_pool_options(options)
         pairs: list[AssetPair] = []
         for kind in opts.sprites:
-            pairs.extend(self._user_pool(opts) if kind == "user" else self._manifest_pool(kind))
+            pairs.extend(self._user_pool(opts) if kind == "user" else self._manifest_pool(kind, opts))
         return pairs[: opts.max_pairs] if opts.max_pairs else pairs
 
     @staticmethod
-    def _manifest_pool(kind: str) -> list[AssetPair]:
+    def _manifest_pool(kind: str, opts: PixelPoolOptions) -> list[AssetPair]:
         raise NotImplementedError
 
     @staticmethod

@@ -118,16 +118,47 @@ def _finish(t: ColumnType | None) -> ColumnType:
     return t
 
 
+class ColumnCollector:
+    """Accumulates :func:`row_columns` one row at a time (memory grows with fields, not rows).
+
+    ``then`` chains collectors, so rows seen in two streams (the dev and the test split,
+    interleaved as scenes arrive) give the columns of the first stream followed by the second.
+    """
+
+    def __init__(self) -> None:
+        self.order: dict[str, None] = {}
+        self.inferred: dict[str, ColumnType | None] = {}
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Take one row's fields (order of first appearance) and the types of unknown fields."""
+        for name, value in row.items():
+            self.order.setdefault(name, None)
+            if name not in KNOWN_TYPES:
+                self.inferred[name] = merge_types(self.inferred.get(name), infer_type(value), name)
+
+    def then(self, other: ColumnCollector) -> ColumnCollector:
+        """A collector equal to having seen this collector's rows, then ``other``'s."""
+        out = ColumnCollector()
+        out.order = {**self.order, **other.order}
+        out.inferred = dict(self.inferred)
+        for name, t in other.inferred.items():
+            out.inferred[name] = merge_types(out.inferred.get(name), t, name)
+        return out
+
+    def columns(self) -> list[tuple[str, ColumnType]]:
+        """Core fields, then the other fields by first appearance, typed."""
+        order: dict[str, None] = dict.fromkeys(name for name, _ in CORE_FIELDS)
+        order.update(self.order)
+        return [(name, KNOWN_TYPES[name] if name in KNOWN_TYPES else _finish(self.inferred.get(name)))
+                for name in order]
+
+
 def row_columns(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, ColumnType]]:
     """The release's columns: core fields, then other fields by first appearance, typed."""
-    order: dict[str, None] = dict.fromkeys(name for name, _ in CORE_FIELDS)
-    inferred: dict[str, ColumnType | None] = {}
+    collector = ColumnCollector()
     for row in rows:
-        for name, value in row.items():
-            order.setdefault(name, None)
-            if name not in KNOWN_TYPES:
-                inferred[name] = merge_types(inferred.get(name), infer_type(value), name)
-    return [(name, KNOWN_TYPES[name] if name in KNOWN_TYPES else _finish(inferred.get(name))) for name in order]
+        collector.add(row)
+    return collector.columns()
 
 
 def describe(t: ColumnType) -> str:

@@ -6,10 +6,10 @@ by the scene's visual source and pasted with numpy into an image of exactly
 
 Every cell keeps a *frame margin* (:func:`tile_margin`: 5 % of the cell, 2-5 px) free of
 content, so a cue frame never covers a tile pixel: when some tile of a scene has content
-in that band (pixel art stretched edge to edge), all of the scene's tiles are drawn at
-``cell_size - 2 * margin`` and centred on the tile's background colour
-(:func:`scene_tiles`). Tiles that already keep the band clear (glyphs, emoji) are used
-as drawn.
+in that band, or its source fills the cell by design (``fills_cell``: stretched pixel
+art), all of the scene's tiles are drawn at ``cell_size - 2 * margin`` and centred on the
+tile's background colour (:func:`scene_tiles`). Tiles that already keep the band clear
+(glyphs, emoji) are used as drawn.
 
 The cue image is the base image plus a highlight framing the T4 rectangle. The scene
 spec's ``cue_type`` picks the style from :data:`CUE_OVERLAYS`:
@@ -44,7 +44,8 @@ from skimage.color import rgb2lab
 
 from rose_eval.registry import Registry
 from rose_gen.schema import SceneSpec
-from rose_gen.sources.base import VisualSource
+from rose_gen.sources.base import AssetPair, VisualSource
+from rose_gen.visibility import border_colour
 
 # The template whose region the cue image highlights.
 CUE_TEMPLATE = "T4_CLICK_VISUAL_REGION"
@@ -223,9 +224,8 @@ def tile_array(tile: Image.Image, cell_size: int, what: str) -> np.ndarray:
 
 
 def tile_background(tile: np.ndarray) -> np.ndarray:
-    """A tile's background colour: the per-channel median of its border pixels (uint8)."""
-    border = np.concatenate([tile[0], tile[-1], tile[:, 0], tile[:, -1]])
-    return np.median(border, axis=0).astype(np.uint8)
+    """A tile's background colour: the most common colour of its border (:func:`rose_gen.visibility.border_colour`)."""
+    return border_colour(tile)
 
 
 def band_is_clear(tile: np.ndarray, margin: int, background: np.ndarray) -> bool:
@@ -242,16 +242,24 @@ def scene_tiles(scene: SceneSpec, source: VisualSource) -> list[np.ndarray]:
     drew one, the second target; all keep the frame margin clear (see the module docstring)."""
     from rose_gen.schema import asset_pair_from_json
 
-    cell = scene.cell_size
     drawn = [(scene.pair, "majority", "majority tile"), (scene.pair, "target", "target tile")]
     second = (scene.extra.get("preset") or {}).get("second")
     if second:
         drawn.append((asset_pair_from_json(second["pair"]), "target", "second target tile"))
-    tiles = [tile_array(source.render_tile(pair, role, cell), cell, what) for pair, role, what in drawn]
+    return composed_tiles(source, drawn, scene.cell_size)
+
+
+def composed_tiles(source: VisualSource, drawn: Sequence[tuple[AssetPair, str, str]], cell: int) -> list[np.ndarray]:
+    """Tiles ``(pair, role, what)`` of one scene, drawn by ``source`` and fitted to keep the frame
+    margin clear: as drawn when every tile leaves it blank, else all drawn at
+    ``cell - 2 * margin`` and centred on the first tile's background. A source whose tiles
+    fill the cell by design (``fills_cell = True``: stretched pixel art) is always inset, so
+    its geometry does not depend on the scene."""
     margin = tile_margin(cell)
-    background = tile_background(tiles[0])
-    if all(band_is_clear(t, margin, background) for t in tiles):
-        return tiles
+    if not getattr(source, "fills_cell", False):
+        tiles = [tile_array(source.render_tile(pair, role, cell), cell, what) for pair, role, what in drawn]
+        if all(band_is_clear(t, margin, tile_background(tiles[0])) for t in tiles):
+            return tiles
     inner = cell - 2 * margin
     small = [tile_array(source.render_tile(pair, role, inner), inner, what) for pair, role, what in drawn]
     background = tile_background(small[0])
@@ -301,8 +309,13 @@ def apply_cue(base: np.ndarray, rect: tuple[int, int, int, int], cell_size: int,
 
 def encode_png(image: np.ndarray, compress_level: int) -> bytes:
     """Deterministic PNG bytes of an RGB array (no metadata chunks)."""
+    return picture_png(Image.fromarray(image, mode="RGB"), compress_level)
+
+
+def picture_png(picture: Image.Image, compress_level: int) -> bytes:
+    """Deterministic PNG bytes of an RGB Pillow image (no metadata chunks)."""
     buf = io.BytesIO()
-    Image.fromarray(image, mode="RGB").save(buf, format="PNG", compress_level=int(compress_level))
+    picture.save(buf, format="PNG", compress_level=int(compress_level))
     return buf.getvalue()
 
 
@@ -320,15 +333,21 @@ def render_grid_images(majority_tile: Image.Image, target_tile: Image.Image, *, 
 def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings) -> RenderedScene:
     """Render one planned scene with its visual source (tiles once, then paste and encode).
 
-    The base image is encoded first; the cue is then drawn on the same array (no copy).
+    The base image is encoded first; the cue is then drawn on the same array and only the
+    cue rectangle is copied into the Pillow image before the cue image is encoded.
     """
     cell = scene.cell_size
     majority, target = scene_tiles(scene, source)[:2]
     image = compose_grid(majority, target, scene.rows, scene.cols, scene.target_cells)
     level = settings.png_compress_level
-    base_png = encode_png(image, level)
+    picture = Image.fromarray(image, mode="RGB")  # the one full array -> Pillow copy of the scene
+    base_png = picture_png(picture, level)
     cue = resolve_cue(settings.cue, (majority, target))
-    cue_png = encode_png(draw_cue(image, cue_rectangle(scene), cell, scene.cue_type, cue), level)
+    rect = cue_rectangle(scene)
+    draw_cue(image, rect, cell, scene.cue_type, cue)
+    box = cell_box(*rect, cell)  # cue overlays only touch pixels inside the rectangle: copy just those
+    picture.paste(Image.fromarray(image[box.top:box.bottom, box.left:box.right], mode="RGB"), (box.left, box.top))
+    cue_png = picture_png(picture, level)
     return RenderedScene(scene_id=scene.scene_id, base_png=base_png, cue_png=cue_png,
                          width=image.shape[1], height=image.shape[0], cue_color=cue.color)
 

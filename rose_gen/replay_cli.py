@@ -3,12 +3,15 @@
 Usage::
 
     rose-replay <v0.1 folder | metadata.jsonl> <output dir> [--pixel_assets DIR] [--overwrite]
+    rose-replay <v0.1 folder | metadata.jsonl> --report_only FILE [--pixel_assets DIR]
     rose-replay <v0.1 folder | metadata.jsonl> --compare_images <images dir> [--audit_out FILE]
 
 The first form writes a release in our layout (``rose_gen.export``) plus
-``replay_report.json`` (substitutions, scene counts by asset kind, inconsistencies of
-the released rows, scenes not rendered). The second checks, per scene, that the original
-base image's odd cells are where the metadata says. Bad input: one line, exit 2.
+``replay_report.json`` (substitutions, scene counts by asset kind, inconsistencies and
+defects of the released rows, carried fields, difficulty agreement, scenes not rendered).
+The second re-derives the rows and resolves the assets without drawing and writes only that
+report. The third checks, per scene, that the original base image's odd cells are where the
+metadata says. Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assets_manifest import ManifestError, manifest_path, sha256_file
+from assets_manifest.build.manifest_json import write_text_atomic
 from rose_gen.export import ExportSettings, ReleaseError, ReleaseInfo, ReleaseWriter, check_target
 from rose_gen.replay import (
     MANIFEST,
@@ -47,10 +51,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--pixel_assets", help="folder holding v0.1's original pixel-art files (by pair_key name)")
     ap.add_argument("--compare_images", metavar="DIR", help="audit mode: folder of the original images")
     ap.add_argument("--audit_out", help="audit mode: write the per-scene audit as JSON here")
+    ap.add_argument("--report_only", metavar="FILE", help="rows only: re-derive and compare the rows, resolve the "
+                                                          "assets, draw nothing; write the report to FILE")
     ap.add_argument("--overwrite", action="store_true", help="replace an existing output_dir")
     args = ap.parse_args(argv)
-    if args.compare_images is None and args.output_dir is None:
-        ap.error("give an output_dir, or --compare_images DIR for the audit mode")
+    if args.compare_images is None and args.output_dir is None and args.report_only is None:
+        ap.error("give an output_dir, --report_only FILE, or --compare_images DIR for the audit mode")
     return args
 
 
@@ -82,7 +88,7 @@ def write_release(outcomes: Sequence[SceneOutcome], output_dir: Path, info: Rele
             bridges = {t: [r for r in o.rows if r["task_template"] == t] for t in BRIDGE_TEMPLATES}
             writer.add_scene(SceneRows(main=main, bridges=bridges), o.images)
         report["withheld_main_rows"] = withheld
-        writer.add_file(REPORT_FILE, (json.dumps(report, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+        writer.add_file(REPORT_FILE, _report_text(report).encode("utf-8"))
         path, _ = writer.commit(info)
     return path, report
 
@@ -107,23 +113,44 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if rec["status"] == "mismatch":
                     print(f"  {rec['scene_id']}: missing {rec['missing']} extra {rec['extra']}")
             return 0
-        options = ReplayOptions(pixel_assets=args.pixel_assets)
-        outcomes = replay_rows(items, options)
-        path, report = write_release(outcomes, Path(args.output_dir), _release_info(root, files, options),
-                                     overwrite=args.overwrite)
+        if args.report_only is not None:
+            report_path = Path(args.report_only)
+            report = summarize(replay_rows(items, ReplayOptions(pixel_assets=args.pixel_assets, render=False)))
+            write_text_atomic(report_path, _report_text(report))
+            path = report_path
+        else:
+            options = ReplayOptions(pixel_assets=args.pixel_assets)
+            outcomes = replay_rows(items, options)
+            path, report = write_release(outcomes, Path(args.output_dir), _release_info(root, files, options),
+                                         overwrite=args.overwrite)
     except (ReplayError, ReleaseError, AssetError, ManifestError, OSError) as exc:
         print(f"rose-replay: error: {exc}", file=sys.stderr)
         return 2
+    _print_summary(report, path)
+    return 0
+
+
+def _report_text(report: dict) -> str:
+    return json.dumps(report, ensure_ascii=False, indent=1) + "\n"
+
+
+def _print_summary(report: dict, path: Path) -> None:
     kinds = report["scene_kinds"]["total"]
+    agreement = report["difficulty_agreement"]
     print(f"rose-replay: {report['scenes']} scenes, {report['rows']} rows -> {path}")
+    print(f"  scenes rendered: {report['scenes_rendered']}; not rendered (no installed asset): "
+          f"{len(report['not_rendered'])}")
     print(f"  scenes by asset kind: exact {kinds['exact']}, same_design {kinds['same_design']}, "
           f"stand_in {kinds['stand_in']}")
-    print(f"  inconsistencies in the released rows: {len(report['inconsistencies'])}")
-    print(f"  scenes not rendered: {len(report['not_rendered'])}; see {REPORT_FILE}")
+    print(f"  inconsistencies in the released rows: {len(report['inconsistencies'])} "
+          f"({', '.join(f'{k} {v}' for k, v in report['inconsistencies_by_field'].items()) or 'none'})")
+    print(f"  difficulty agreement with our rule: {agreement['agree']}/{agreement['rows']}"
+          + (f" ({agreement['rate']:.1%})" if agreement["rate"] is not None else ""))
     for rec in report["inconsistencies"][:20]:
-        print(f"  {rec['where']} {rec['item_id']} {rec['field']}: released {rec['released']!r}, "
-              f"derived {rec['derived']!r}")
-    return 0
+        print(f"  {rec['where']} {rec['item_id']} {rec['field']} ({rec['kind']}): released {rec['released']!r}, "
+              f"derived {rec['derived']!r}" + (f"; {rec['why']}" if rec["why"] else ""))
+    for rec in report["not_rendered"][:20]:
+        print(f"  {rec['scene_id']}: {rec['status']}")
 
 
 if __name__ == "__main__":

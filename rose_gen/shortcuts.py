@@ -8,16 +8,22 @@ majority. Each measure answers one question a cheating model could ask:
   box of the cell's ink (pixels whose largest channel differs from the cell background by
   more than :data:`INK_LEVEL`); the ratio is exception area / majority area.
 - *pop-out*: is it visible at a glance from a blurred thumbnail? The cell is cut into
-  3 x 3 blocks; it pops out when some block's mean colour moves by CIELAB
-  ΔE76 > :data:`POP_OUT_DE`.
+  3 x 3 blocks; it pops out when some block's mean CIELAB colour moves by
+  ΔE76 > 12 (:func:`rose_gen.pixel_metrics.block_delta_e`, the pixel builder's measure).
 - *off-palette*: is the change drawn in a colour the majority does not have? Of the
-  changed pixels (ΔE > :data:`CHANGE_DE` against the majority cell), the share whose
-  colour lies farther than :data:`PALETTE_DE` from every colour of the majority cell;
-  "mostly off-palette" is a share above one half.
-- *colour-only*: do the two drawings share one silhouette (ink masks with
-  intersection-over-union at least :data:`SILHOUETTE_IOU`) and differ only in colour?
-- *composite*: is a tile several objects? Its ink falls in at least two separated parts
-  (8-connected) of at least :data:`PART_SHARE` of the ink each.
+  changed pixels, the share whose colour lies farther than ΔE 10 from every colour of the
+  majority cell (:func:`rose_gen.pixel_metrics.off_palette_share`); "mostly off-palette"
+  is a share above one half. A pixel counts as changed from ΔE > :data:`CHANGE_DE`, so
+  JPEG and resampling noise of the presets is not taken for an edit (on exact pixel art,
+  the builder's own figure).
+- *colour-only*: do the two drawings share one silhouette and differ by one colour
+  mapping (a palette swap, :func:`rose_gen.pixel_metrics.colour_only`, on the changed
+  pixels as above)? The ink-mask silhouette IoU is reported beside it.
+- *composite*: is a tile several objects? For stretched pixel sprites, the pool's own
+  whole-object shape test on the sprite read back from the cell (:func:`whole_object_failure`:
+  separated sizeable parts, a seam, a texture); for other tiles, ink in at least two
+  separated sizeable parts (:func:`rose_gen.pixel_pool.sizeable_parts`), natural for glyphs
+  and many emoji, so only reported.
 - *brightness*: how much does the mean CIELAB lightness L* of the cell move?
 - *position*: are exceptions placed evenly over the grid? (:func:`position_bias`).
 """
@@ -28,24 +34,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import ndimage
 
-from rose_gen.visibility import lab, packed, unpacked
+from rose_gen import pixel_metrics as pm
+from rose_gen import pixel_pool
+from rose_gen.visibility import border_colour, lab
 
 INK_LEVEL = 24  # 0-255: a pixel is ink when some channel differs from the background by more
-POP_OUT_DE = 12.0  # ΔE76 of a block's mean colour that is visible at a glance
 CHANGE_DE = 10.0  # ΔE76 at which a pixel counts as changed
-PALETTE_DE = 10.0  # ΔE76 within which a colour counts as one of the majority's colours
-SILHOUETTE_IOU = 0.95  # ink masks at least this similar share one silhouette
-PART_SHARE = 0.10  # a separated part is sizeable from this share of the tile's ink
-BLOCKS = 3  # pop-out blocks per side
 ZONES = 3  # position zones per side of the grid
 
 
 def background_colour(cell: np.ndarray) -> np.ndarray:
-    """The cell's background: the per-channel median of its one-pixel border."""
-    border = np.concatenate([cell[0], cell[-1], cell[:, 0], cell[:, -1]])
-    return np.median(border, axis=0)
+    """The cell's background: the most common colour of its border (the renderer's own rule)."""
+    return border_colour(cell).astype(np.float64)
 
 
 def ink_mask(cell: np.ndarray, background: np.ndarray | None = None) -> np.ndarray:
@@ -62,60 +63,21 @@ def art_box_area(mask: np.ndarray) -> int:
     return int((rows[-1] - rows[0] + 1) * (cols[-1] - cols[0] + 1))
 
 
-def block_bounds(n: int, blocks: int = BLOCKS) -> list[tuple[int, int]]:
-    """``blocks`` contiguous index ranges covering 0..n (as equal as rounding allows)."""
-    edges = np.rint(np.linspace(0, n, blocks + 1)).astype(int)
-    return list(zip(edges[:-1], edges[1:], strict=True))
-
-
-def block_lab(cell: np.ndarray, blocks: int = BLOCKS) -> np.ndarray:
-    """``(blocks, blocks, 3)`` CIELAB of each block's mean sRGB colour."""
-    ys, xs = block_bounds(cell.shape[0], blocks), block_bounds(cell.shape[1], blocks)
-    means = np.array([[cell[y0:y1, x0:x1].reshape(-1, 3).mean(axis=0) for x0, x1 in xs] for y0, y1 in ys])
-    return lab(np.rint(means).astype(np.uint8))
-
-
-def pop_out_delta(a: np.ndarray, b: np.ndarray) -> float:
-    """Largest ΔE76 between the 3 x 3 block mean colours of two same-size cells."""
-    return float(np.sqrt(((block_lab(a) - block_lab(b)) ** 2).sum(axis=-1)).max())
-
-
-def delta_e(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per-pixel CIELAB ΔE76 of two same-size cells."""
-    return np.sqrt(((lab(a) - lab(b)) ** 2).sum(axis=-1))
-
-
-def off_palette_share(majority: np.ndarray, exception: np.ndarray, changed: np.ndarray) -> float:
-    """Share of the ``changed`` pixels of ``exception`` whose colour is absent from ``majority``.
-
-    Absent: farther than PALETTE_DE (CIELAB) from every distinct colour of the majority cell.
-    0.0 when nothing changed.
-    """
-    if not changed.any():
-        return 0.0
-    from scipy.spatial import cKDTree  # imported here: the generator's workers never need it
-
-    palette = unpacked(np.unique(packed(majority).ravel()))
-    shown, inverse = np.unique(packed(exception[changed]).ravel(), return_inverse=True)
-    dist, _ = cKDTree(lab(palette)).query(lab(unpacked(shown)), k=1)
-    far = dist > PALETTE_DE
-    return float(far[inverse.ravel()].mean())
-
-
 def silhouette_iou(a: np.ndarray, b: np.ndarray) -> float:
     """Intersection over union of two ink masks (1.0 when both are empty)."""
     union = int((a | b).sum())
     return float((a & b).sum()) / union if union else 1.0
 
 
-def sizeable_parts(mask: np.ndarray, min_share: float = PART_SHARE) -> int:
-    """Number of 8-connected parts of ``mask`` holding at least ``min_share`` of its pixels."""
-    total = int(mask.sum())
-    if total == 0:
-        return 0
-    labels, n = ndimage.label(mask, structure=np.ones((3, 3), dtype=bool))
-    sizes = np.bincount(labels.ravel(), minlength=n + 1)[1:]
-    return int((sizes >= min_share * total).sum())
+def whole_object_failure(cell: np.ndarray, margin: int, background: Sequence[int]) -> str | None:
+    """Why the stretched sprite drawn in ``cell`` is not one whole object (None: it is), by the
+    pixel pool's own shape test (:func:`rose_gen.pixel_pool.shape_rejection`) on the 32 x 32
+    source pixels read back from the cell's inner square (``margin`` px frame band left out)."""
+    inner = cell[margin:cell.shape[0] - margin, margin:cell.shape[1] - margin]
+    grid = pm.sprite_grid(inner)
+    drawn = (grid != np.asarray(background, dtype=grid.dtype)).any(axis=-1)
+    rgba = np.dstack([grid, np.where(drawn, 255, 0).astype(np.uint8)])
+    return pixel_pool.shape_rejection(rgba)
 
 
 def mean_lightness(cell: np.ndarray) -> float:
@@ -134,10 +96,11 @@ class ExceptionShortcuts:
     silhouette_iou: float
     lightness_shift: float  # mean L*, exception minus majority
     parts: int  # sizeable ink parts of the exception
+    palette_swap: bool = False  # one silhouette, changed pixels follow one colour mapping
 
     @property
     def pops_out(self) -> bool:
-        return self.pop_out_de > POP_OUT_DE
+        return self.pop_out_de > pm.POP_OUT_DELTA_E
 
     @property
     def mostly_off_palette(self) -> bool:
@@ -145,14 +108,14 @@ class ExceptionShortcuts:
 
     @property
     def colour_only(self) -> bool:
-        return self.silhouette_iou >= SILHOUETTE_IOU and self.changed_share > 0
+        return self.palette_swap and self.changed_share > 0
 
     def to_json(self) -> dict[str, float | int | None]:
         ratio = None if self.art_area_ratio is None else round(self.art_area_ratio, 4)
         return {"art_area_ratio": ratio, "pop_out_de": round(self.pop_out_de, 3),
                 "changed_share": round(self.changed_share, 5), "off_palette_share": round(self.off_palette_share, 4),
-                "silhouette_iou": round(self.silhouette_iou, 4), "lightness_shift": round(self.lightness_shift, 3),
-                "parts": self.parts}
+                "silhouette_iou": round(self.silhouette_iou, 4), "palette_swap": self.palette_swap,
+                "lightness_shift": round(self.lightness_shift, 3), "parts": self.parts}
 
 
 def exception_shortcuts(majority: np.ndarray, exception: np.ndarray, majority_area: float,
@@ -166,15 +129,18 @@ def exception_shortcuts(majority: np.ndarray, exception: np.ndarray, majority_ar
     ink_ex, ink_maj = ink_mask(exception, background), ink_mask(majority, background)
     lab_maj, lab_ex = lab(majority), lab(exception)  # once: ΔE and L* both come from them
     changed = np.sqrt(((lab_maj - lab_ex) ** 2).sum(axis=-1)) > CHANGE_DE
+    visible_change = np.where(changed[..., None], exception, majority).astype(np.uint8)
     area = art_box_area(ink_ex)
+    bg = tuple(int(round(v)) for v in background)
     return ExceptionShortcuts(
         art_area_ratio=area / majority_area if majority_area > 0 else None,
-        pop_out_de=pop_out_delta(majority, exception),
+        pop_out_de=pm.block_delta_e(majority, exception),
         changed_share=float(changed.mean()),
-        off_palette_share=off_palette_share(majority, exception, changed),
+        off_palette_share=pm.off_palette_share(majority, visible_change),
         silhouette_iou=silhouette_iou(ink_ex, ink_maj),
         lightness_shift=float(lab_ex[..., 0].mean() - lab_maj[..., 0].mean()),
-        parts=sizeable_parts(ink_ex),
+        parts=pixel_pool.sizeable_parts(ink_ex),
+        palette_swap=bool(changed.any()) and pm.colour_only(majority, visible_change, bg),
     )
 
 

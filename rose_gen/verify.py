@@ -325,13 +325,14 @@ def verify_release(root: Path, *, rerender: str = "sample", rederive: bool = Tru
 def _check_parquet(root: Path, main: Mapping[str, list[dict[str, Any]]], report: VerifyReport) -> None:
     import pyarrow.parquet as pq
 
-    for split in SPLITS:
-        path = root / "data" / f"{split}.parquet"
-        if not path.is_file():
+    for split in SPLITS:  # data/<split>.parquet, or Hugging Face-style data/<split>-00000-of-0000n.parquet files
+        paths = sorted((root / "data").glob(f"{split}-*-of-*.parquet")) or [root / "data" / f"{split}.parquet"]
+        if not paths[0].is_file():
             continue
-        ids = pq.read_table(path, columns=["item_id"]).column("item_id").to_pylist()
+        ids = [i for path in paths for i in pq.read_table(path, columns=["item_id"]).column("item_id").to_pylist()]
         if ids != [r["item_id"] for r in main[split]]:
-            report.problems.append(f"data/{split}.parquet: item ids differ from metadata_{split}.jsonl")
+            names = ", ".join(p.relative_to(root).as_posix() for p in paths)
+            report.problems.append(f"{names}: item ids differ from metadata_{split}.jsonl")
 
 
 def iter_lines(report: VerifyReport, limit: int = 50) -> Iterator[str]:

@@ -107,6 +107,14 @@ def lab(pixels: np.ndarray) -> np.ndarray:
     return table[index.ravel()].reshape(arr.shape[:-1] + (3,))
 
 
+def border_colour(cell: np.ndarray) -> np.ndarray:
+    """A cell's background: the most common colour of its one-pixel border (uint8 RGB; ties to
+    the lowest colour). A mode, not a per-channel median, so it is a colour the cell really shows."""
+    border = np.concatenate([cell[0], cell[-1], cell[:, 0], cell[:, -1]]).astype(np.uint8)
+    codes, counts = np.unique(packed(border), return_counts=True)
+    return unpacked(codes[np.argmax(counts)][None])[0]
+
+
 def luminance(tile: Image.Image | np.ndarray) -> np.ndarray:
     """Float luminance in [0, 1] of an RGB(A) image or array (alpha composited on white)."""
     return (_rgb_on_white(tile) @ _LUMA) / 255.0
@@ -276,9 +284,8 @@ def unplaced(cell: np.ndarray, placement: Placement) -> np.ndarray:
     n = cell.shape[0]
     if (size, top, left) == (n, 0, 0):
         return cell
-    border = np.concatenate([cell[0], cell[-1], cell[:, 0], cell[:, -1]])
     square = np.empty((size, size, 3), dtype=np.uint8)
-    square[...] = np.median(border, axis=0).astype(np.uint8)
+    square[...] = border_colour(cell)
     y0, x0, y1, x1 = max(top, 0), max(left, 0), min(top + size, n), min(left + size, n)
     square[y0 - top:y1 - top, x0 - left:x1 - left] = cell[y0:y1, x0:x1]
     return np.asarray(Image.fromarray(square).resize((n, n), Image.Resampling.BILINEAR))

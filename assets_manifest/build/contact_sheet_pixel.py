@@ -2,10 +2,12 @@
 
     .venv/bin/python assets_manifest/build/contact_sheet_pixel.py [--out out/pixel_contact] [--n 48]
 
-Writes PNGs: ``sprites_<sheet>.png`` (sliced sprites in sheet order), ``procedural.png``
-(families as rows), ``pixel_edit.png`` (original | edited | changed pixels in red, at
-the 120 px cell size the edit was verified for) and ``pixel_content.png`` (pairs). The
-samples are evenly spaced over each pool, so every run shows the same images.
+Writes PNGs: ``pool_<source>_<page>.png`` (every library sprite of a source, 300 a page,
+in id order: the whole pool, to look at), ``procedural.png`` (families as rows),
+``pixel_edit.png`` (original | edited | changed pixels in red, at the 120 px cell size the
+edit was verified for), ``pixel_edit_<kind>.png`` (the same, one kind a sheet) and
+``pixel_content.png`` (pairs). The samples are evenly spaced over each pool, so every run
+shows the same images.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import numpy as np
 from PIL import Image
 
 from rose_gen import pixel_assets as px
+from rose_gen.pixel_edit_kinds import EDIT_KINDS
 from rose_gen.sources.pixel_content import PixelContentSource
 from rose_gen.sources.pixel_edit import PixelEditSource
 
 GAP = 4
+POOL_PAGE = 300
 PAPER = (255, 255, 255)
 
 
@@ -51,6 +55,15 @@ def diff_tile(a: Image.Image, b: Image.Image) -> Image.Image:
     return Image.fromarray(grey, "RGB")
 
 
+def edit_tiles(edit: PixelEditSource, pairs: Sequence, cell: int) -> list[Image.Image]:
+    """Original | edited | changed pixels, for each pair."""
+    tiles = []
+    for pair in pairs:
+        a, b = edit.render_tile(pair, "majority", cell), edit.render_tile(pair, "target", cell)
+        tiles += [a, b, diff_tile(a, b)]
+    return tiles
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("out/pixel_contact"))
@@ -59,28 +72,29 @@ def main(argv: list[str] | None = None) -> int:
     try:
         library = px.default_library()
         args.out.mkdir(parents=True, exist_ok=True)
-        by_sheet: dict[str, list[str]] = {}
-        for sid, entry in library.entries.items():
-            by_sheet.setdefault(entry["sheet"], []).append(sid)
-        for sheet, ids in sorted(by_sheet.items()):
-            if sheet == "procedural":
+        by_source: dict[str, list[str]] = {}
+        for sid, entry in sorted(library.entries.items()):
+            by_source.setdefault(entry["source"], []).append(sid)
+        for source, ids in by_source.items():
+            if source == "procedural":
                 tiles = [px.render_sprite(library.pixels(s), 64) for s in ids[: 4 * 30]]
                 grid(tiles, 8).save(args.out / "procedural.png")
-            else:
-                tiles = [px.render_sprite(library.pixels(s), 64) for s in evenly(ids, 240)]
-                grid(tiles, 20).save(args.out / f"sprites_{sheet}.png")
+                continue
+            for page in range(0, len(ids), POOL_PAGE):
+                tiles = [px.render_sprite(library.pixels(s), 48) for s in ids[page:page + POOL_PAGE]]
+                grid(tiles, 20).save(args.out / f"pool_{source}_{page // POOL_PAGE:02d}.png")
 
         edit = PixelEditSource()
         cell = px.MIN_CELL_SIZE
-        tiles = []
-        for pair in evenly(edit.pool({"sprites": ["crawl", "procedural"]}), args.n):
-            a, b = edit.render_tile(pair, "majority", cell), edit.render_tile(pair, "target", cell)
-            tiles += [a, b, diff_tile(a, b)]
-        grid(tiles, 12).save(args.out / "pixel_edit.png")
+        pool = edit.pool({"sprites": ["crawl", "cdda", "procedural"]})
+        grid(edit_tiles(edit, evenly(pool, args.n), cell), 12).save(args.out / "pixel_edit.png")
+        for kind in EDIT_KINDS:
+            of_kind = [p for p in pool if p.row_fields["edit_kind"] == kind]
+            grid(edit_tiles(edit, evenly(of_kind, 16), cell), 12).save(args.out / f"pixel_edit_{kind}.png")
 
         content = PixelContentSource()
         tiles = []
-        for pair in evenly(content.pool({"sprites": ["crawl", "procedural"]}), args.n):
+        for pair in evenly(content.pool({"sprites": ["crawl", "cdda", "procedural"]}), args.n):
             tiles += [content.render_tile(pair, "majority", cell), content.render_tile(pair, "target", cell)]
         grid(tiles, 12).save(args.out / "pixel_content.png")
     except px.PixelAssetError as exc:

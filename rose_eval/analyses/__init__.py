@@ -2,23 +2,29 @@
 
 `run_analyses` is the one entry point the evaluator calls; its result is stored under
 `analyses` in evaluation_summary.json, one key per analysis registered in `ANALYSES`
-(in registration order). Each analysis lives in its own module; none of them changes a
-public number (PASS, VALID, SOFT and the tables stay the evaluator's).
+(in registration order). Each analysis runs on its own: one that raises, or returns
+something that is not strict JSON, is stored as ``{"error": "<Type>: <message>"}`` and
+the others are unaffected (:func:`failures` lists them; the CLI names each on stderr and
+exits non-zero). None of them changes a public number (PASS, VALID, SOFT and the tables
+stay the evaluator's).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rose_eval.analyses.abstention import abstention_summary
-from rose_eval.analyses.bootstrap import scene_bootstrap
 from rose_eval.analyses.bridges import global_click_bridge, matched_local_bridge
 from rose_eval.analyses.consistency import scene_consistency
 from rose_eval.analyses.gap import perception_action_gap
 from rose_eval.analyses.lenient import lenient_summary
 from rose_eval.registry import Registry
+
+FAILED = "error"  # the only key of a failed analysis's entry
+MESSAGE_LIMIT = 300
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,7 @@ class AnalysisInput:
     metadata: Mapping[str, Mapping[str, Any]]
     seed: int = 0
     n_boot: int = 10_000
+    paper: Mapping[str, Any] | None = None  # the summary's paper_metrics, when computed
 
 
 ANALYSES: Registry[Callable[[AnalysisInput], Any]] = Registry("analysis")
@@ -36,7 +43,7 @@ ANALYSES: Registry[Callable[[AnalysisInput], Any]] = Registry("analysis")
 
 @ANALYSES.register("perception_action_gap")
 def _gap(run: AnalysisInput) -> Any:
-    return perception_action_gap(run.items)
+    return perception_action_gap(run.items, run.paper)
 
 
 @ANALYSES.register("scene_consistency")
@@ -56,6 +63,8 @@ def _matched_local(run: AnalysisInput) -> Any:
 
 @ANALYSES.register("bootstrap")
 def _bootstrap(run: AnalysisInput) -> Any:
+    from rose_eval.analyses.bootstrap import scene_bootstrap  # numpy: only when it runs
+
     return scene_bootstrap(run.items, seed=run.seed, n_boot=run.n_boot)
 
 
@@ -69,12 +78,44 @@ def _abstention(run: AnalysisInput) -> Any:
     return abstention_summary(run.items)
 
 
-def run_analyses(items: list[dict], metadata_rows: list[dict], *, seed: int = 0,
-                 n_boot: int = 10_000) -> dict:
-    """All registered analyses for one evaluated run (bridge entries None without bridge rows)."""
+def _failure(exc: BaseException) -> dict[str, str]:
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return {FAILED: text[:MESSAGE_LIMIT]}
+
+
+def run_one(name: str, run: AnalysisInput,
+            compute: Callable[[], Any] | None = None) -> Any:
+    """One analysis's result (from ``compute`` when given, e.g. a helper process's reply), or
+    its failure entry; never raises (but lets Ctrl-C through)."""
+    try:
+        result = compute() if compute is not None else ANALYSES.get(name)(run)
+        json.dumps(result, allow_nan=False)  # strict JSON, or it is a failure of its own
+    except Exception as exc:  # noqa: BLE001 - isolation is the point
+        return _failure(exc)
+    return result
+
+
+def run_analyses(items: Sequence[Mapping[str, Any]], metadata_rows: Sequence[Mapping[str, Any]],
+                 *, seed: int = 0, n_boot: int = 10_000,
+                 paper: Mapping[str, Any] | None = None,
+                 computed: Mapping[str, Callable[[], Any]] | None = None) -> dict[str, Any]:
+    """All registered analyses for one evaluated run (bridge entries None without bridge rows).
+
+    ``paper``: the summary's paper_metrics for these items, reused instead of recomputed;
+    ``computed``: analyses computed elsewhere (name -> function returning the result).
+    """
     run = AnalysisInput(items, {str(row.get("item_id")): row for row in metadata_rows},
-                        seed, n_boot)
-    return {name: ANALYSES.get(name)(run) for name in ANALYSES.names()}
+                        seed, n_boot, paper)
+    computed = computed or {}
+    results = {name: run_one(name, run) for name in ANALYSES.names() if name not in computed}
+    results.update({name: run_one(name, run, computed[name]) for name in computed})  # last:
+    return {name: results[name] for name in ANALYSES.names()}  # they ran meanwhile
 
 
-__all__ = ["ANALYSES", "AnalysisInput", "run_analyses"]
+def failures(results: Mapping[str, Any]) -> dict[str, str]:
+    """The analyses that failed, with their messages."""
+    return {name: value[FAILED] for name, value in results.items()
+            if isinstance(value, dict) and list(value) == [FAILED]}
+
+
+__all__ = ["ANALYSES", "AnalysisInput", "failures", "run_analyses", "run_one"]

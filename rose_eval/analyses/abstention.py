@@ -11,15 +11,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rose_eval.analyses._rows import ALL_TEMPLATES, MAIN_TEMPLATES, by_subset, mean, template_of
+from rose_eval.analyses._rows import ALL_TEMPLATES, MAIN_TEMPLATES, by_subset
+from rose_eval.summaries import Population, Stat, Table, count, equals, group_by_field, summarize
+from rose_eval.vocab import template_of
+
+Row = Mapping[str, Any]
 
 
-def is_zero_target(item: Mapping[str, Any]) -> bool:
+def is_zero_target(item: Row) -> bool:
     """True when the gold answer is COUNT(0), DONE or SUBMIT(0)."""
     return int(item.get("gt_count") or 0) == 0 and not item.get("gt_clicks")
 
 
-def abstained(item: Mapping[str, Any]) -> bool:
+def abstained(item: Row) -> bool:
     """True when the answer is valid and claims no target."""
     if item.get("format_valid") != 1:
         return False
@@ -34,30 +38,41 @@ def abstained(item: Mapping[str, Any]) -> bool:
     return False
 
 
-def abstention_record(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """PASS on zero-target vs non-zero items, and abstention rates, for one group."""
-    zero = [r for r in rows if is_zero_target(r)]
-    nonzero = [r for r in rows if not is_zero_target(r)]
-    return {
-        "n_zero": len(zero),
-        "n_nonzero": len(nonzero),
-        "pass_zero": mean(r.get("pass") for r in zero),
-        "pass_nonzero": mean(r.get("pass") for r in nonzero),
-        "abstention_rate_zero": mean(int(abstained(r)) for r in zero),
-        "false_abstention_rate": mean(int(abstained(r)) for r in nonzero),
-    }
+# The rows of this table are facts: {"zero", "abstained", "pass", "rose_subset", "template"}.
+POPULATIONS: dict[str, Population] = {
+    "zero": Population(equals(True), "zero"),
+    "nonzero": Population(equals(False), "zero"),
+}
+TABLE: Table = (
+    Stat("n_zero", population="zero", reduce=count),
+    Stat("n_nonzero", population="nonzero", reduce=count),
+    Stat("pass_zero", "pass", "zero"),
+    Stat("pass_nonzero", "pass", "nonzero"),
+    Stat("abstention_rate_zero", "abstained", "zero"),
+    Stat("false_abstention_rate", "abstained", "nonzero"),
+)
 
 
-def abstention_summary(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def abstention_facts(item: Row) -> dict[str, Any]:
+    """What the abstention table reads about one per-item record."""
+    return {"zero": is_zero_target(item), "abstained": int(abstained(item)),
+            "pass": item.get("pass"), "rose_subset": item.get("rose_subset"),
+            "task_template": template_of(item)}
+
+
+def abstention_summary(items: Sequence[Row]) -> dict[str, Any]:
     """Abstention per template (bridges included) and, over main templates, overall/per subset."""
-    main = [r for r in items if template_of(r) in MAIN_TEMPLATES]
-    templates = [t for t in ALL_TEMPLATES if any(template_of(r) == t for r in items)]
+    facts = [abstention_facts(item) for item in items]
+    templates = group_by_field(facts, "task_template")
+    main = [f for f in facts if f["task_template"] in MAIN_TEMPLATES]
+
+    def table(rows: Sequence[Row]) -> dict[str, Any]:
+        return summarize(rows, TABLE, POPULATIONS)
+
     return {
-        "overall": abstention_record(main),
-        "by_template": {
-            t: abstention_record([r for r in items if template_of(r) == t]) for t in templates
-        },
-        "by_subset": {s: abstention_record(rows) for s, rows in by_subset(main).items()},
+        "overall": table(main),
+        "by_template": {t: table(templates[t]) for t in ALL_TEMPLATES if t in templates},
+        "by_subset": {s: table(rows) for s, rows in by_subset(main).items()},
         "definition": "zero-target: gt_count == 0 (gold COUNT(0) / DONE / SUBMIT(0)); "
         "abstain: valid answer with no click and a zero count/submit",
     }

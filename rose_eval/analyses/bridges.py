@@ -1,21 +1,24 @@
-"""The two bridge controls: global click (T1B vs T1, T4) and matched local count (T2B vs T3).
+"""The two bridge controls: global click (T1B against T1, T4) and matched local count (T2B against T3).
 
-Definitions followed (ROSE v0.1 public analysis scripts, re-implemented):
-- `analysis/evaluate_global_click_bridge.py` (`main` pairing, `summarize`,
-  `macro_summary`, paper table): clean action, Card-Exact, Loc.|Card, G-Clk given
-  G-Cnt correct, the G-Cnt -> G-Clk drop (Delta C->G); pairing by the bridge row's
-  `source_item_id`, then by (subset, scene_id).
-- `analysis/evaluate_matched_local_count_bridge.py` (`click_clean`, `summarize`,
-  `macro_summary`, region-case breakdown, paper table): mL-Cnt, paired L-Clk,
-  L-Clk given mL-Cnt correct (L-Clk-dagger), transfer failure Fail-dagger = 1 - that;
-  pairing by `source_click_item_id`, then `source_item_id`, then (subset, scene_id).
-- Delta G->V (the project page's G-Cnt -> G-Clk -> V-Clk chain) is ours: per subset,
-  G-Clk minus V-Clk (T4 PASS) on scenes holding both rows, then the equal-subset macro.
+Definitions are those of the ROSE v0.1 analysis scripts ``evaluate_global_click_bridge.py``
+and ``evaluate_matched_local_count_bridge.py``, written here as summary tables (output key
+-> population, field, reducer; :mod:`rose_eval.summaries`):
 
-Differences from the scripts, by design: both bridges are scored in the same run as
-the main rows, so a bridge/T3 target-count mismatch is counted
-(`n_target_count_mismatch`) instead of aborting, and the matched bridge also reports
-region cases with fallback labels folded into the case actually obtained.
+- global click: each T1B row is paired with its scene's T1 row (by the bridge row's
+  ``source_item_id``, else by subset and scene) and T4 row (by subset and scene).
+  Card-Exact = a clean action (valid grammar, no off-grid or repeated click) with as many
+  distinct clicks as targets; Loc. | Card = PASS among those; Delta C->G = G-Cnt minus
+  G-Clk on the paired scenes. Delta G->V (G-Clk minus the same scene's V-Clk, the project
+  page's G-Cnt -> G-Clk -> V-Clk chain) is ours.
+- matched local count: each T2B row is paired with the T3 row it was made from
+  (``source_click_item_id``, else ``source_item_id``, else subset and scene). Fail is
+  1 - L-Clk | mL-Cnt correct (the transfer failure).
+
+Per subset the table runs on that subset's bridge rows; ``macro_equal_subset`` is the
+equal-subset mean of each entry, ``micro_pooled`` the table on all rows. Both bridges are
+scored in the same run as the main rows, so a bridge/T3 target-count mismatch is counted
+(``n_target_count_mismatch``) instead of aborting; the matched bridge also reports region
+cases with fallback labels folded into the case actually obtained.
 """
 
 from __future__ import annotations
@@ -30,329 +33,259 @@ from rose_eval.analyses._rows import (
     T3,
     T4,
     by_subset,
-    mean,
-    template_of,
+    by_template,
 )
+from rose_eval.summaries import (
+    Derived,
+    Population,
+    Stat,
+    Table,
+    complement,
+    count,
+    difference,
+    group_by,
+    mean,
+    share_positive,
+    summarize,
+)
+from rose_eval.vocab import REGION_CASES
 
 Row = Mapping[str, Any]
-REGION_CASE_ORDER: tuple[str, ...] = ("zero", "partial", "all")
 
 
-def clean_action(row: Row) -> int:
-    """1 when the formal action parsed and has no out-of-grid or duplicate click."""
-    return int(
-        row.get("format_valid") == 1
-        and int(row.get("invalid_coordinate_count") or 0) == 0
-        and int(row.get("duplicate_click_count") or 0) == 0
-    )
+def clean_action(row: Row) -> bool:
+    """A valid answer with no off-grid and no repeated click."""
+    return (row.get("format_valid") == 1 and not int(row.get("invalid_coordinate_count") or 0)
+            and not int(row.get("duplicate_click_count") or 0))
 
 
-def _diff(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else float(a) - float(b)
+def _is(field: str, value: Any = 1) -> Callable[[Row], bool]:
+    return lambda row: row.get(field) == value
 
 
-def macro_summary(per_subset: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """Equal-subset mean of every metric; `n` summed (the scripts' `macro_summary`)."""
-    metrics = sorted({key for summary in per_subset.values() for key in summary if key != "n"})
-    out: dict[str, Any] = {
-        "n": sum(int(summary.get("n") or 0) for summary in per_subset.values()),
-        "num_subsets": len(per_subset),
-    }
-    for metric in metrics:
-        out[metric] = mean(
-            s.get(metric) for s in per_subset.values() if s.get(metric) is not None
-        )
-    return out
+def _both(first: str, second: str, second_passes: bool = True) -> Callable[[Row], int]:
+    """Row field: ``first`` passed and ``second`` passed (or, with False, did not)."""
+    return lambda row: int(row.get(first) == 1 and (row.get(second) == 1) == second_passes)
 
 
-class _MainIndex:
-    """Main-run rows of one template, found by item id or by (subset, scene)."""
+class _Index:
+    """The main-run rows of one template, by item id and by (subset, scene)."""
 
-    def __init__(self, items: Sequence[Row], template: str) -> None:
-        rows = [row for row in items if template_of(row) == template]
-        self.by_item = {str(r.get("item_id")): r for r in rows if r.get("item_id") is not None}
-        self.by_scene = {
-            (str(r.get("rose_subset")), str(r.get("scene_id"))): r
-            for r in rows
-            if r.get("scene_id") is not None
-        }
+    def __init__(self, rows: Sequence[Row]) -> None:
+        self.by_item = {str(r["item_id"]): r for r in rows if r.get("item_id") is not None}
+        self.by_scene = {(str(r.get("rose_subset")), str(r["scene_id"])): r
+                         for r in rows if r.get("scene_id") is not None}
 
-    def find(self, row: Row, id_fields: Sequence[str], source: Row) -> Row | None:
-        for field in id_fields:
-            base = self.by_item.get(str(source.get(field, row.get(field))))
-            if base is not None:
-                return base
+    def scene_of(self, row: Row) -> Row | None:
         return self.by_scene.get((str(row.get("rose_subset")), str(row.get("scene_id"))))
 
+    def source_of(self, row: Row, id_fields: Sequence[str], meta: Row) -> Row | None:
+        """The row an id field names (metadata first, then the record), else the scene's."""
+        for field in id_fields:
+            found = self.by_item.get(str(meta.get(field, row.get(field))))
+            if found is not None:
+                return found
+        return self.scene_of(row)
 
-# ----------------------------------------------------------------------------- global click
+
+def equal_subset_macro(per_subset: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Every entry's mean over the subsets that have it; ``n`` summed; keys sorted."""
+    keys = sorted({key for summary in per_subset.values() for key in summary} - {"n"})
+    return {
+        "n": sum(int(summary.get("n") or 0) for summary in per_subset.values()),
+        "num_subsets": len(per_subset),
+        **{key: mean(summary.get(key) for summary in per_subset.values()) for key in keys},
+    }
 
 
-def _global_click_rows(items: Sequence[Row], meta: Mapping[str, Row]) -> list[dict[str, Any]]:
-    t1 = _MainIndex(items, T1)
-    t4 = _MainIndex(items, T4)
-    out: list[dict[str, Any]] = []
-    for row in items:
-        if template_of(row) != T1B_GLOBAL_CLICK:
-            continue
-        source = meta.get(str(row.get("item_id")), {})
-        pred_card = int(row.get("pred_click_count_unique") or 0)
-        gt_card = int(row.get("gt_count") or 0)
-        clean = clean_action(row)
-        base = t1.find(row, ("source_item_id",), source)
-        visual = t4.by_scene.get((str(row.get("rose_subset")), str(row.get("scene_id"))))
-        out.append({
-            **row,
-            "clean_action": clean,
-            "cardinality_error": pred_card - gt_card,
-            "cardinality_abs_error": abs(pred_card - gt_card),
-            "cardinality_exact_nonstrict": int(pred_card == gt_card),
-            "cardinality_exact": int(clean == 1 and pred_card == gt_card),
-            "base_gcnt_matched": int(base is not None),
-            "base_gcnt_pass": int(base.get("pass") or 0) if base else None,
-            "base_vclk_matched": int(visual is not None),
-            "base_vclk_pass": int(visual.get("pass") or 0) if visual else None,
-        })
+def _report(rows: Sequence[Row], table: Table, populations: Mapping[str, Population],
+            paper: tuple[tuple[str, str], ...], *, micro: bool = True) -> dict[str, Any]:
+    """paper_table, macro_equal_subset, [micro_pooled,] by_subset for one set of bridge rows."""
+    per_subset = {subset: summarize(members, table, populations)
+                  for subset, members in by_subset(rows).items()}
+    macro = equal_subset_macro(per_subset)
+    out: dict[str, Any] = {"paper_table": {label: macro.get(key) for label, key in paper},
+                           "macro_equal_subset": macro}
+    if micro:
+        out["micro_pooled"] = summarize(rows, table, populations)
+    out["by_subset"] = per_subset
     return out
 
 
-def summarize_global_click(rows: Sequence[Row]) -> dict[str, Any]:
-    """Per-group global-click metrics (keys as in the public script's `summarize`)."""
-    if not rows:
-        return {"n": 0}
-    card_rows = [r for r in rows if r.get("cardinality_exact") == 1]
-    paired = [r for r in rows if r.get("base_gcnt_matched") == 1]
-    gcnt_correct = [r for r in paired if r.get("base_gcnt_pass") == 1]
-    visual_paired = [r for r in rows if r.get("base_vclk_matched") == 1]
-    out: dict[str, Any] = {
-        "n": len(rows),
-        "gclk_pass_rate": mean(r.get("pass") for r in rows),
-        "gclk_soft": mean(r.get("unified_soft") for r in rows),
-        "valid_rate": mean(r.get("format_valid") for r in rows),
-        "api_error_rate": mean(r.get("api_error") for r in rows),
-        "cardinality_exact_rate": mean(r.get("cardinality_exact") for r in rows),
-        "cardinality_exact_nonstrict_rate": mean(
-            r.get("cardinality_exact_nonstrict") for r in rows
-        ),
-        "cardinality_mae": mean(r.get("cardinality_abs_error") for r in rows),
-        "cardinality_bias": mean(r.get("cardinality_error") for r in rows),
-        "location_exact_given_cardinality": (
-            mean(r.get("pass") for r in card_rows) if card_rows else None
-        ),
-        "click_precision": mean(r.get("click_precision") for r in rows),
-        "click_recall": mean(r.get("click_recall") for r in rows),
-        "click_f1_strict": mean(r.get("click_f1_strict") for r in rows),
-        "click_iou_strict": mean(r.get("click_iou_strict") for r in rows),
-        "invalid_coordinate_sample_rate": mean(
-            int((r.get("invalid_coordinate_count") or 0) > 0) for r in rows
-        ),
-        "duplicate_click_sample_rate": mean(
-            int((r.get("duplicate_click_count") or 0) > 0) for r in rows
-        ),
-        "n_cardinality_exact": len(card_rows),
-        "n_main_gcnt_matched": len(paired),
-        "n_main_gcnt_correct": len(gcnt_correct),
-        "n_main_vclk_matched": len(visual_paired),
-    }
-    gcnt = mean(r.get("base_gcnt_pass") for r in paired) if paired else None
-    gclk = mean(r.get("pass") for r in paired) if paired else None
-    out.update({
-        "gcnt_pass_rate": gcnt,
-        "gclk_pass_on_paired": gclk,
-        "gclk_minus_gcnt": _diff(gclk, gcnt),
-        "gcnt_to_gclk_drop": _diff(gcnt, gclk),
-        "both_correct_rate": mean(
-            int(r.get("base_gcnt_pass") == 1 and r.get("pass") == 1) for r in paired
-        ) if paired else None,
-        "gcnt_correct_gclk_wrong_rate": mean(
-            int(r.get("base_gcnt_pass") == 1 and r.get("pass") != 1) for r in paired
-        ) if paired else None,
-        "gclk_pass_given_gcnt_correct": mean(r.get("pass") for r in gcnt_correct)
-        if gcnt_correct else None,
-        "cardinality_exact_given_gcnt_correct": mean(
-            r.get("cardinality_exact") for r in gcnt_correct
-        ) if gcnt_correct else None,
-        "click_f1_given_gcnt_correct": mean(r.get("click_f1_strict") for r in gcnt_correct)
-        if gcnt_correct else None,
-    })
-    vclk = mean(r.get("base_vclk_pass") for r in visual_paired) if visual_paired else None
-    gclk_v = mean(r.get("pass") for r in visual_paired) if visual_paired else None
-    out.update({
-        "vclk_pass_rate": vclk,
-        "gclk_pass_on_vclk_paired": gclk_v,
-        "gclk_to_vclk_drop": _diff(gclk_v, vclk),
-    })
+# ---- global click ---------------------------------------------------------------------------
+
+GLOBAL_POPULATIONS: dict[str, Population] = {
+    "card_exact": Population(_is("cardinality_exact")),
+    "paired": Population(_is("base_gcnt_matched")),
+    "gcnt_correct": Population(_is("base_gcnt_pass"), within="paired"),
+    "vclk_paired": Population(_is("base_vclk_matched")),
+}
+GLOBAL_TABLE: Table = (
+    Stat("n", reduce=count),
+    Stat("gclk_pass_rate", "pass"),
+    Stat("gclk_soft", "unified_soft"),
+    Stat("valid_rate", "format_valid"),
+    Stat("api_error_rate", "api_error"),
+    Stat("cardinality_exact_rate", "cardinality_exact"),
+    Stat("cardinality_exact_nonstrict_rate", "cardinality_exact_nonstrict"),
+    Stat("cardinality_mae", "cardinality_abs_error"),
+    Stat("cardinality_bias", "cardinality_error"),
+    Stat("location_exact_given_cardinality", "pass", "card_exact"),
+    Stat("click_precision", "click_precision"),
+    Stat("click_recall", "click_recall"),
+    Stat("click_f1_strict", "click_f1_strict"),
+    Stat("click_iou_strict", "click_iou_strict"),
+    Stat("invalid_coordinate_sample_rate", "invalid_coordinate_count", reduce=share_positive),
+    Stat("duplicate_click_sample_rate", "duplicate_click_count", reduce=share_positive),
+    Stat("n_cardinality_exact", population="card_exact", reduce=count),
+    Stat("n_main_gcnt_matched", population="paired", reduce=count),
+    Stat("n_main_gcnt_correct", population="gcnt_correct", reduce=count),
+    Stat("n_main_vclk_matched", population="vclk_paired", reduce=count),
+    Stat("gcnt_pass_rate", "base_gcnt_pass", "paired"),
+    Stat("gclk_pass_on_paired", "pass", "paired"),
+    Derived("gclk_minus_gcnt", ("gclk_pass_on_paired", "gcnt_pass_rate"), difference),
+    Derived("gcnt_to_gclk_drop", ("gcnt_pass_rate", "gclk_pass_on_paired"), difference),
+    Stat("both_correct_rate", _both("base_gcnt_pass", "pass"), "paired"),
+    Stat("gcnt_correct_gclk_wrong_rate", _both("base_gcnt_pass", "pass", False), "paired"),
+    Stat("gclk_pass_given_gcnt_correct", "pass", "gcnt_correct"),
+    Stat("cardinality_exact_given_gcnt_correct", "cardinality_exact", "gcnt_correct"),
+    Stat("click_f1_given_gcnt_correct", "click_f1_strict", "gcnt_correct"),
+    Stat("vclk_pass_rate", "base_vclk_pass", "vclk_paired"),
+    Stat("gclk_pass_on_vclk_paired", "pass", "vclk_paired"),
+    Derived("gclk_to_vclk_drop", ("gclk_pass_on_vclk_paired", "vclk_pass_rate"), difference),
+)
+GLOBAL_PAPER = (
+    ("G-Cnt", "gcnt_pass_rate"), ("G-Clk", "gclk_pass_rate"), ("V-Clk", "vclk_pass_rate"),
+    ("G-Clk | G-Cnt correct", "gclk_pass_given_gcnt_correct"),
+    ("Card-Exact", "cardinality_exact_rate"),
+    ("Card-Exact | G-Cnt correct", "cardinality_exact_given_gcnt_correct"),
+    ("Loc. | Card", "location_exact_given_cardinality"), ("C-F1", "click_f1_strict"),
+    ("VALID", "valid_rate"), ("Delta C->G", "gcnt_to_gclk_drop"),
+    ("Delta G->V", "gclk_to_vclk_drop"),
+)
+
+
+def _paired_pass(base: Row | None) -> int | None:
+    return None if base is None else int(base.get("pass") or 0)
+
+
+def global_click_rows(items: Sequence[Row], meta: Mapping[str, Row]) -> list[dict[str, Any]]:
+    """Every T1B record with its cardinality facts and its scene's T1 and T4 outcomes."""
+    templates = by_template(items)
+    t1, t4 = _Index(templates.get(T1, [])), _Index(templates.get(T4, []))
+    out: list[dict[str, Any]] = []
+    for row in templates.get(T1B_GLOBAL_CLICK, []):
+        clicked, targets = int(row.get("pred_click_count_unique") or 0), int(row.get("gt_count") or 0)
+        base = t1.source_of(row, ("source_item_id",), meta.get(str(row.get("item_id")), {}))
+        visual = t4.scene_of(row)
+        out.append({
+            **row,
+            "clean_action": int(clean_action(row)),
+            "cardinality_error": clicked - targets,
+            "cardinality_abs_error": abs(clicked - targets),
+            "cardinality_exact_nonstrict": int(clicked == targets),
+            "cardinality_exact": int(clean_action(row) and clicked == targets),
+            "base_gcnt_matched": int(base is not None),
+            "base_gcnt_pass": _paired_pass(base),
+            "base_vclk_matched": int(visual is not None),
+            "base_vclk_pass": _paired_pass(visual),
+        })
     return out
 
 
 def global_click_bridge(items: Sequence[Row], meta: Mapping[str, Row]) -> dict[str, Any] | None:
     """Global-click bridge summary, or None when the run has no T1B rows."""
-    rows = _global_click_rows(items, meta)
+    rows = global_click_rows(items, meta)
     if not rows:
         return None
-    per_subset = {s: summarize_global_click(r) for s, r in by_subset(rows).items()}
-    macro = macro_summary(per_subset)
-    table = {
-        "G-Cnt": macro.get("gcnt_pass_rate"),
-        "G-Clk": macro.get("gclk_pass_rate"),
-        "V-Clk": macro.get("vclk_pass_rate"),
-        "G-Clk | G-Cnt correct": macro.get("gclk_pass_given_gcnt_correct"),
-        "Card-Exact": macro.get("cardinality_exact_rate"),
-        "Card-Exact | G-Cnt correct": macro.get("cardinality_exact_given_gcnt_correct"),
-        "Loc. | Card": macro.get("location_exact_given_cardinality"),
-        "C-F1": macro.get("click_f1_strict"),
-        "VALID": macro.get("valid_rate"),
-        "Delta C->G": macro.get("gcnt_to_gclk_drop"),
-        "Delta G->V": macro.get("gclk_to_vclk_drop"),
-    }
     return {
-        "paper_table": table,
-        "macro_equal_subset": macro,
-        "micro_pooled": summarize_global_click(rows),
-        "by_subset": per_subset,
+        **_report(rows, GLOBAL_TABLE, GLOBAL_POPULATIONS, GLOBAL_PAPER),
         "definition": "analysis/evaluate_global_click_bridge.py (ROSE v0.1); "
         "Delta G->V: G-Clk minus same-scene V-Clk, macro over subsets",
     }
 
 
-# ----------------------------------------------------------------------- matched local count
+# ---- matched local count -----------------------------------------------------------------------
+
+MATCHED_POPULATIONS: dict[str, Population] = {
+    "count_parsed": Population(lambda row: row.get("pred_count") is not None),
+    "paired": Population(_is("base_lclk_matched")),
+    "count_correct": Population(_is("pass"), within="paired"),
+    "card_exact": Population(_is("base_lclk_cardinality_exact"), within="paired"),
+    "correct_and_card": Population(_is("base_lclk_cardinality_exact"), within="count_correct"),
+}
+MATCHED_TABLE: Table = (
+    Stat("n", reduce=count),
+    Stat("mlcnt_pass_rate", "pass"),
+    Stat("mlcnt_soft", "unified_soft"),
+    Stat("mlcnt_valid_rate", "format_valid"),
+    Stat("mlcnt_count_mae", "count_mae", "count_parsed"),
+    Stat("mlcnt_count_bias", "count_bias", "count_parsed"),
+    Stat("n_main_lclk_matched", population="paired", reduce=count),
+    Stat("n_mlcnt_correct", population="count_correct", reduce=count),
+    Stat("mlcnt_pass_on_paired", "pass", "paired"),
+    Stat("lclk_pass_rate", "base_lclk_pass", "paired"),
+    Stat("lclk_soft", "base_lclk_soft", "paired"),
+    Stat("lclk_valid_rate", "base_lclk_format_valid", "paired"),
+    Stat("lclk_cardinality_exact_rate", "base_lclk_cardinality_exact", "paired"),
+    Stat("lclk_location_exact_given_cardinality", "base_lclk_pass", "card_exact"),
+    Stat("lclk_click_f1_strict", "base_lclk_click_f1_strict", "paired"),
+    Derived("mlcnt_to_lclk_drop", ("mlcnt_pass_on_paired", "lclk_pass_rate"), difference),
+    Stat("both_correct_rate", _both("pass", "base_lclk_pass"), "paired"),
+    Stat("mlcnt_correct_lclk_wrong_rate", _both("pass", "base_lclk_pass", False), "paired"),
+    Stat("cross_task_cardinality_consistency_rate", "cross_task_cardinality_consistent", "paired"),
+    Stat("lclk_pass_given_mlcnt_correct", "base_lclk_pass", "count_correct"),
+    Derived("transfer_failure_given_mlcnt_correct", ("lclk_pass_given_mlcnt_correct",), complement),
+    Stat("lclk_cardinality_exact_given_mlcnt_correct", "base_lclk_cardinality_exact",
+         "count_correct"),
+    Stat("lclk_click_f1_given_mlcnt_correct", "base_lclk_click_f1_strict", "count_correct"),
+    Stat("lclk_location_exact_given_cardinality_and_mlcnt_correct", "base_lclk_pass",
+         "correct_and_card"),
+)
+MATCHED_PAPER = (
+    ("mL-Cnt", "mlcnt_pass_rate"), ("L-Clk", "lclk_pass_rate"),
+    ("L-Clk | mL-Cnt correct", "lclk_pass_given_mlcnt_correct"),
+    ("Fail", "transfer_failure_given_mlcnt_correct"),
+    ("Card-Exact", "lclk_cardinality_exact_rate"),
+    ("Card-Exact | mL-Cnt correct", "lclk_cardinality_exact_given_mlcnt_correct"),
+    ("Loc. | Card", "lclk_location_exact_given_cardinality"),
+    ("Loc. | Card & mL-Cnt", "lclk_location_exact_given_cardinality_and_mlcnt_correct"),
+    ("C-F1", "lclk_click_f1_strict"), ("mL-Cnt VALID", "mlcnt_valid_rate"),
+    ("L-Clk VALID", "lclk_valid_rate"), ("mL-Cnt to L-Clk drop", "mlcnt_to_lclk_drop"),
+)
 
 
-def _matched_local_rows(
-    items: Sequence[Row], meta: Mapping[str, Row]
-) -> tuple[list[dict[str, Any]], int]:
-    t3 = _MainIndex(items, T3)
+def matched_local_rows(items: Sequence[Row], meta: Mapping[str, Row]
+                       ) -> tuple[list[dict[str, Any]], int]:
+    """Every T2B record with its source T3 outcome; and how many disagree on the target count."""
+    templates = by_template(items)
+    t3 = _Index(templates.get(T3, []))
     out: list[dict[str, Any]] = []
     mismatches = 0
-    for row in items:
-        if template_of(row) != T2B_MATCHED_LOCAL_COUNT:
-            continue
-        source = meta.get(str(row.get("item_id")), {})
-        base = t3.find(row, ("source_click_item_id", "source_item_id"), source)
-        record: dict[str, Any] = {**row}
+    for row in templates.get(T2B_MATCHED_LOCAL_COUNT, []):
+        meta_row = meta.get(str(row.get("item_id")), {})
+        base = t3.source_of(row, ("source_click_item_id", "source_item_id"), meta_row)
         if base is None:
-            record["base_lclk_matched"] = 0
-            out.append(record)
+            out.append({**row, "base_lclk_matched": 0})
             continue
-        clean = clean_action(base)
-        gt_count = int(base.get("gt_count") or 0)
-        pred_card = int(base.get("pred_click_count_unique") or 0)
-        mismatches += int(int(row.get("gt_count") or 0) != gt_count)
-        bridge_pred = row.get("pred_count")
-        record.update({
+        targets = int(base.get("gt_count") or 0)
+        clean_card = clean_action(base) and int(base.get("pred_click_count_unique") or 0) == targets
+        mismatches += int(int(row.get("gt_count") or 0) != targets)
+        counted = row.get("pred_count")
+        out.append({
+            **row,
             "base_lclk_matched": 1,
             "base_lclk_item_id": base.get("item_id"),
             "base_lclk_pass": int(base.get("pass") or 0),
             "base_lclk_soft": base.get("unified_soft"),
             "base_lclk_format_valid": int(base.get("format_valid") or 0),
-            "base_lclk_cardinality_exact": int(clean == 1 and pred_card == gt_count),
+            "base_lclk_cardinality_exact": int(clean_card),
             "base_lclk_click_f1_strict": base.get("click_f1_strict"),
             "cross_task_cardinality_consistent": (
-                int(int(bridge_pred) == pred_card)
-                if bridge_pred is not None and clean == 1
-                else None
-            ),
+                int(int(counted) == int(base.get("pred_click_count_unique") or 0))
+                if counted is not None and clean_action(base) else None),
         })
-        out.append(record)
     return out, mismatches
-
-
-_UNPAIRED_MATCHED_KEYS: tuple[str, ...] = (
-    "lclk_pass_rate",
-    "lclk_soft",
-    "lclk_valid_rate",
-    "lclk_cardinality_exact_rate",
-    "lclk_location_exact_given_cardinality",
-    "lclk_click_f1_strict",
-    "mlcnt_to_lclk_drop",
-    "lclk_pass_given_mlcnt_correct",
-    "transfer_failure_given_mlcnt_correct",
-    "lclk_cardinality_exact_given_mlcnt_correct",
-    "lclk_click_f1_given_mlcnt_correct",
-    "lclk_location_exact_given_cardinality_and_mlcnt_correct",
-    "cross_task_cardinality_consistency_rate",
-    "both_correct_rate",
-    "mlcnt_correct_lclk_wrong_rate",
-)
-
-
-def summarize_matched_local(rows: Sequence[Row]) -> dict[str, Any]:
-    """Per-group matched-local metrics (keys as in the public script's `summarize`)."""
-    if not rows:
-        return {"n": 0}
-    paired = [r for r in rows if r.get("base_lclk_matched") == 1]
-    count_correct = [r for r in paired if r.get("pass") == 1]
-    card_exact = [r for r in paired if r.get("base_lclk_cardinality_exact") == 1]
-    correct_and_card = [r for r in count_correct if r.get("base_lclk_cardinality_exact") == 1]
-    comparable = [r for r in paired if r.get("cross_task_cardinality_consistent") is not None]
-    parsed = [r for r in rows if r.get("pred_count") is not None]
-    out: dict[str, Any] = {
-        "n": len(rows),
-        "mlcnt_pass_rate": mean(r.get("pass") for r in rows),
-        "mlcnt_soft": mean(r.get("unified_soft") for r in rows),
-        "mlcnt_valid_rate": mean(r.get("format_valid") for r in rows),
-        "mlcnt_count_mae": mean(r.get("count_mae") for r in parsed),
-        "mlcnt_count_bias": mean(r.get("count_bias") for r in parsed),
-        "n_main_lclk_matched": len(paired),
-        "n_mlcnt_correct": len(count_correct),
-    }
-    if not paired:
-        out.update(dict.fromkeys(_UNPAIRED_MATCHED_KEYS))
-        return out
-    mlcnt = mean(r.get("pass") for r in paired)
-    lclk = mean(r.get("base_lclk_pass") for r in paired)
-    conditioned = mean(r.get("base_lclk_pass") for r in count_correct) if count_correct else None
-    out.update({
-        "mlcnt_pass_on_paired": mlcnt,
-        "lclk_pass_rate": lclk,
-        "lclk_soft": mean(r.get("base_lclk_soft") for r in paired),
-        "lclk_valid_rate": mean(r.get("base_lclk_format_valid") for r in paired),
-        "lclk_cardinality_exact_rate": mean(r.get("base_lclk_cardinality_exact") for r in paired),
-        "lclk_location_exact_given_cardinality": mean(r.get("base_lclk_pass") for r in card_exact)
-        if card_exact else None,
-        "lclk_click_f1_strict": mean(r.get("base_lclk_click_f1_strict") for r in paired),
-        "mlcnt_to_lclk_drop": _diff(mlcnt, lclk),
-        "both_correct_rate": mean(
-            int(r.get("pass") == 1 and r.get("base_lclk_pass") == 1) for r in paired
-        ),
-        "mlcnt_correct_lclk_wrong_rate": mean(
-            int(r.get("pass") == 1 and r.get("base_lclk_pass") != 1) for r in paired
-        ),
-        "cross_task_cardinality_consistency_rate": mean(
-            r.get("cross_task_cardinality_consistent") for r in comparable
-        ) if comparable else None,
-        "lclk_pass_given_mlcnt_correct": conditioned,
-        "transfer_failure_given_mlcnt_correct": None if conditioned is None else 1.0 - conditioned,
-        "lclk_cardinality_exact_given_mlcnt_correct": mean(
-            r.get("base_lclk_cardinality_exact") for r in count_correct
-        ) if count_correct else None,
-        "lclk_click_f1_given_mlcnt_correct": mean(
-            r.get("base_lclk_click_f1_strict") for r in count_correct
-        ) if count_correct else None,
-        "lclk_location_exact_given_cardinality_and_mlcnt_correct": mean(
-            r.get("base_lclk_pass") for r in correct_and_card
-        ) if correct_and_card else None,
-    })
-    return out
-
-
-def _matched_table(macro: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "mL-Cnt": macro.get("mlcnt_pass_rate"),
-        "L-Clk": macro.get("lclk_pass_rate"),
-        "L-Clk | mL-Cnt correct": macro.get("lclk_pass_given_mlcnt_correct"),
-        "Fail": macro.get("transfer_failure_given_mlcnt_correct"),
-        "Card-Exact": macro.get("lclk_cardinality_exact_rate"),
-        "Card-Exact | mL-Cnt correct": macro.get("lclk_cardinality_exact_given_mlcnt_correct"),
-        "Loc. | Card": macro.get("lclk_location_exact_given_cardinality"),
-        "Loc. | Card & mL-Cnt": macro.get(
-            "lclk_location_exact_given_cardinality_and_mlcnt_correct"
-        ),
-        "C-F1": macro.get("lclk_click_f1_strict"),
-        "mL-Cnt VALID": macro.get("mlcnt_valid_rate"),
-        "L-Clk VALID": macro.get("lclk_valid_rate"),
-        "mL-Cnt to L-Clk drop": macro.get("mlcnt_to_lclk_drop"),
-    }
 
 
 def effective_case(label: str) -> str:
@@ -363,39 +296,25 @@ def effective_case(label: str) -> str:
 
 
 def _by_case(rows: Sequence[Row], case_of: Callable[[Row], str]) -> dict[str, Any]:
-    cases: dict[str, list[Row]] = {}
-    for row in rows:
-        cases.setdefault(case_of(row), []).append(row)
-    order = [c for c in REGION_CASE_ORDER if c in cases]
-    order += sorted(c for c in cases if c not in REGION_CASE_ORDER)
-    out: dict[str, Any] = {}
-    for case in order:
-        per_subset = {s: summarize_matched_local(r) for s, r in by_subset(cases[case]).items()}
-        case_macro = macro_summary(per_subset)
-        out[case] = {
-            "paper_table": _matched_table(case_macro),
-            "macro_equal_subset": case_macro,
-            "by_subset": per_subset,
-        }
-    return out
+    cases = group_by(rows, case_of)
+    order = [c for c in REGION_CASES if c in cases] + sorted(c for c in cases if c not in REGION_CASES)
+    return {case: _report(cases[case], MATCHED_TABLE, MATCHED_POPULATIONS, MATCHED_PAPER,
+                          micro=False) for case in order}
 
 
 def matched_local_bridge(items: Sequence[Row], meta: Mapping[str, Row]) -> dict[str, Any] | None:
     """Matched local-count bridge summary, or None when the run has no T2B rows."""
-    rows, mismatches = _matched_local_rows(items, meta)
+    rows, mismatches = matched_local_rows(items, meta)
     if not rows:
         return None
-    per_subset = {s: summarize_matched_local(r) for s, r in by_subset(rows).items()}
-    macro = macro_summary(per_subset)
+
+    def case(row: Row) -> str:
+        return str(row.get("region_case") or "unknown")
+
     return {
-        "paper_table": _matched_table(macro),
-        "macro_equal_subset": macro,
-        "micro_pooled": summarize_matched_local(rows),
-        "by_subset": per_subset,
-        "by_region_case": _by_case(rows, lambda r: str(r.get("region_case") or "unknown")),
-        "by_region_case_effective": _by_case(
-            rows, lambda r: effective_case(str(r.get("region_case") or "unknown"))
-        ),
+        **_report(rows, MATCHED_TABLE, MATCHED_POPULATIONS, MATCHED_PAPER),
+        "by_region_case": _by_case(rows, case),
+        "by_region_case_effective": _by_case(rows, lambda row: effective_case(case(row))),
         "n_target_count_mismatch": mismatches,
         "definition": "analysis/evaluate_matched_local_count_bridge.py (ROSE v0.1)",
     }

@@ -26,14 +26,16 @@ import numpy as np
 
 from rose_eval.analyses.bootstrap import (
     LEVEL,
+    as_float_totals,
     build_scene_table,
+    half_subsample,
     headline_statistics,
     interval,
-    paired_resampled_totals,
-    point_totals,
-    subsample_weights,
+    point_statistics,
+    resampled_totals,
 )
 from rose_eval.jsonl import iter_jsonl_objects
+from rose_eval.percent import percent_text
 
 PER_ITEM_FILE = "per_item_eval.jsonl"
 RANK_METRIC = "table1/Avg. PASS"
@@ -42,7 +44,22 @@ REPORTED_METRICS: tuple[str, ...] = ("table1/Avg. PASS", "table2/Avg. PASS", "ta
                                      "gap/Delta")
 REQUIRED_FIELDS: tuple[str, ...] = ("item_id", "scene_id", "rose_subset", "task_template",
                                     "pass", "format_valid")
+FLAG_FIELDS: tuple[str, ...] = ("pass", "format_valid", "click_applicable", "region_ok")
+SCORE_FIELDS: tuple[str, ...] = ("unified_soft", "click_f1_strict")
 REGENERATE = "re-create the file with rose-eval"
+
+
+def value_fault(row: dict[str, Any]) -> str | None:
+    """What is wrong with a record's numbers (flags must be 0/1, scores in [0, 1]), or None."""
+    for field in FLAG_FIELDS:
+        value = row.get(field)
+        if value is not None and (type(value) not in (int, bool) or value not in (0, 1)):
+            return f"{field} must be 0 or 1, got {str(value)[:40]!r}"
+    for field in SCORE_FIELDS:
+        value = row.get(field)
+        if value is not None and (type(value) not in (int, float) or not 0.0 <= value <= 1.0):
+            return f"{field} must be a number from 0 to 1, got {str(value)[:40]!r}"
+    return None
 
 
 class CompareError(Exception):
@@ -71,6 +88,9 @@ def read_per_item(eval_dir: Path) -> list[dict[str, Any]]:
         missing = [f for f in REQUIRED_FIELDS if row.get(f) is None]
         if missing:
             raise CompareError(f"{path}:{line_no}: missing {', '.join(missing)}; {REGENERATE}")
+        fault = value_fault(row)
+        if fault:
+            raise CompareError(f"{path}:{line_no}: {fault}; {REGENERATE}")
         rows.append(row)
     if not rows:
         raise CompareError(f"{path}: no rows; {REGENERATE}")
@@ -127,18 +147,18 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0, n_boot: int = 1
     if not tables[0].subsets:
         raise CompareError(f"{runs[0].path / PER_ITEM_FILE}: no main-template rows to compare")
     subsets = tables[0].subsets
-    points = [headline_statistics(point_totals(t), subsets) for t in tables]
-    draws = [headline_statistics(totals, subsets)
-             for totals in paired_resampled_totals(tables, n_boot, seed)]
+    points = [point_statistics(t) for t in tables]
+    draws = [headline_statistics(as_float_totals(totals, table), subsets)
+             for totals, table in zip(resampled_totals(tables, n_boot, seed), tables, strict=True)]
 
     score = np.array([p[RANK_METRIC][0] for p in points])
     order = sorted(range(len(runs)), key=lambda i: (-score[i], i))
     rank_of = {model: rank for rank, model in enumerate(order, start=1)}
-    subsampled = paired_resampled_totals(
-        tables, n_boot, seed, purpose="rank-subsample",
-        draw=lambda n, k, rng: subsample_weights(n, k, rng, fraction=subsample_fraction))
-    sub_rank = _ranks(np.stack([headline_statistics(t, subsets)[RANK_METRIC] for t in subsampled],
-                               axis=1))
+    subsampled = resampled_totals(tables, n_boot, seed, purpose="rank-subsample",
+                                  draw=half_subsample(subsample_fraction))
+    sub_rank = _ranks(np.stack(
+        [headline_statistics(as_float_totals(totals, table), subsets)[RANK_METRIC]
+         for totals, table in zip(subsampled, tables, strict=True)], axis=1))
     best = order[0]
     board = []
     for model in order:
@@ -170,11 +190,9 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0, n_boot: int = 1
 
 
 def _pct(ci: dict[str, Any]) -> str:
-    if ci["point"] is None:
-        return "--"
-    if ci["lo"] is None:
-        return f"{100 * ci['point']:.1f}"
-    return f"{100 * ci['point']:.1f} [{100 * ci['lo']:.1f}, {100 * ci['hi']:.1f}]"
+    if ci["point"] is None or ci["lo"] is None:
+        return percent_text(ci["point"])
+    return f"{percent_text(ci['point'])} [{percent_text(ci['lo'])}, {percent_text(ci['hi'])}]"
 
 
 def leaderboard_markdown(result: dict[str, Any]) -> str:
@@ -187,10 +205,11 @@ def leaderboard_markdown(result: dict[str, Any]) -> str:
         "|---:|---|---|---|---:|---:|---|",
     ]
     for row in result["leaderboard"]:
-        ahead = "--" if row["share_best_ahead"] is None else f"{100 * row['share_best_ahead']:.1f}%"
+        ahead = row["share_best_ahead"]
+        ahead = "--" if ahead is None else f"{percent_text(ahead)}%"
         lines.append(
             f"| {row['rank']} | {row['model']} | {_pct(row['table1 Avg. PASS'])} | "
-            f"{_pct(row['diff_vs_best'])} | {ahead} | {100 * row['rank_stability']:.1f}% | "
+            f"{_pct(row['diff_vs_best'])} | {ahead} | {percent_text(row['rank_stability'])}% | "
             f"{_pct(row['table1 VALID'])} |")
     return "\n".join(lines) + "\n"
 

@@ -1,32 +1,31 @@
 """Same-scene consistency: T2-T5 PASS conditioned on the same scene's T1 PASS.
 
-Definition followed: the public ROSE analysis script
-`analysis/analyze_scene_consistency.py` (`scene_template_map`, `analyze_model`):
-- per subset and scene, a template counts as passed when any of its rows passed;
-- T1 = share of scenes with a T1 row whose T1 passed;
-- `<short>|T1` = PASS of that template over T1-correct scenes that have the template
-  (missing pairs are counted separately, never as failures);
-- Action Ret. = mean of L-Clk|T1, V-Clk|T1, Excl-CS|T1 available in the subset;
-  Action Fail. = 1 - Action Ret.;
-- macro_equal_subset = equal mean over subsets with a value.
+Definitions (those of the ROSE v0.1 analysis ``analyze_scene_consistency.py``): per
+subset, every scene gets one verdict per main template, passed when any of its rows of
+that template passed. T1 is the share of scenes with a T1 verdict that passed;
+``<short>|T1`` is that template's pass share over the T1-correct scenes that have it
+(scenes without the template are counted as missing, never as failures); Action Ret. is
+the mean of the three action templates' values, Action Fail. its complement; the macro is
+the equal-subset mean of the subsets that have a value.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rose_eval.analyses._rows import (
-    ACTION_TEMPLATES,
-    MAIN_TEMPLATES,
-    SUBSET_ORDER,
-    T1,
-    TEMPLATE_ORDER,
+from rose_eval.analyses._rows import ACTION_TEMPLATES, MAIN_TEMPLATES, T1
+from rose_eval.summaries import (
+    Derived,
+    Population,
+    Stat,
+    Table,
+    complement,
+    count,
     macro,
-    mean,
-    template_of,
+    summarize,
 )
+from rose_eval.vocab import SUBSET_ORDER, template_of
 
 CONDITIONED_NAME: dict[str, str] = {
     "T2_COUNT_LOCAL_NUMERIC": "L-Cnt|T1",
@@ -36,50 +35,45 @@ CONDITIONED_NAME: dict[str, str] = {
 }
 METRIC_KEYS: tuple[str, ...] = ("T1", *CONDITIONED_NAME.values(), "Action Ret.", "Action Fail.")
 
+# The rows of this table are scenes: {template: 1 passed / 0 failed} for the templates present.
+SCENE_POPULATIONS: dict[str, Population] = {
+    "with_t1": Population(lambda scene: T1 in scene),
+    "t1_correct": Population(lambda scene: scene[T1] == 1, within="with_t1"),
+    **{t: Population(lambda scene, t=t: t in scene, within="t1_correct") for t in CONDITIONED_NAME},
+}
+SUBSET_TABLE: Table = (
+    Stat("n_t1_scenes", population="with_t1", reduce=count),
+    Stat("n_t1_correct_scenes", population="t1_correct", reduce=count),
+    Stat("T1", T1, "with_t1"),
+    *(entry for t, name in CONDITIONED_NAME.items() for entry in (
+        Stat(name, t, t),
+        Stat(f"n_{name}", population=t, reduce=count),
+        Derived(f"missing_{name}", ("n_t1_correct_scenes", f"n_{name}"), lambda a, b: a - b),
+    )),
+    Derived("Action Ret.", tuple(CONDITIONED_NAME[t] for t in ACTION_TEMPLATES),
+            lambda *values: macro(values)),
+    Derived("Action Fail.", ("Action Ret.",), complement),
+)
 
-def scene_pass_map(items: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
-    """subset -> scene -> template -> 1 if any row of that template passed, else 0."""
-    out: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
+
+def scene_verdicts(items: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, int]]]:
+    """Per known subset, one {template: passed} record per scene (any passing row passes)."""
+    scenes: dict[str, dict[str, dict[str, int]]] = {subset: {} for subset in SUBSET_ORDER}
     for row in items:
-        template = template_of(row)
-        subset = str(row.get("rose_subset"))
-        if template not in MAIN_TEMPLATES or subset not in SUBSET_ORDER:
-            continue
-        scene = str(row.get("scene_id"))
-        passed = int(row.get("pass") or 0)
-        out[subset][scene][template] = max(out[subset][scene].get(template, 0), passed)
-    return out
-
-
-def _subset_record(scenes: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
-    t1_scenes = [scene for scene, passes in scenes.items() if T1 in passes]
-    t1_correct = [scene for scene in t1_scenes if scenes[scene][T1] == 1]
-    record: dict[str, Any] = {
-        "n_t1_scenes": len(t1_scenes),
-        "n_t1_correct_scenes": len(t1_correct),
-        "T1": len(t1_correct) / len(t1_scenes) if t1_scenes else None,
-    }
-    for template in TEMPLATE_ORDER[1:]:
-        key = CONDITIONED_NAME[template]
-        values = [scenes[s][template] for s in t1_correct if template in scenes[s]]
-        record[key] = mean(values)
-        record[f"n_{key}"] = len(values)
-        record[f"missing_{key}"] = len(t1_correct) - len(values)
-    retention = macro(record[CONDITIONED_NAME[t]] for t in ACTION_TEMPLATES)
-    record["Action Ret."] = retention
-    record["Action Fail."] = None if retention is None else 1.0 - retention
-    return record
+        template, subset = template_of(row), str(row.get("rose_subset"))
+        if template in MAIN_TEMPLATES and subset in scenes:
+            verdict = scenes[subset].setdefault(str(row.get("scene_id")), {})
+            verdict[template] = max(verdict.get(template, 0), int(row.get("pass") or 0))
+    return {subset: list(by_scene.values()) for subset, by_scene in scenes.items()}
 
 
 def scene_consistency(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Same-scene consistency per subset and as an equal-subset macro."""
-    mapping = scene_pass_map(items)
-    per_subset = {subset: _subset_record(mapping.get(subset, {})) for subset in SUBSET_ORDER}
+    per_subset = {subset: summarize(scenes, SUBSET_TABLE, SCENE_POPULATIONS)
+                  for subset, scenes in scene_verdicts(items).items()}
     return {
         "condition": "same-scene T1_COUNT_GLOBAL pass == 1",
-        "macro_equal_subset": {
-            key: macro(per_subset[s].get(key) for s in SUBSET_ORDER) for key in METRIC_KEYS
-        },
+        "macro_equal_subset": {key: macro(r[key] for r in per_subset.values()) for key in METRIC_KEYS},
         "by_subset": per_subset,
         "definition": "analysis/analyze_scene_consistency.py (ROSE v0.1)",
     }

@@ -1,9 +1,11 @@
-"""The public evaluator's output files, rendered to bytes (pure) and written atomically.
+"""The public evaluator's eight output files: their byte formats and the folder that holds them.
 
 Byte formats: JSON with ``ensure_ascii=False, indent=2`` and no final newline; JSONL one
-``ensure_ascii=False`` object per line; CSV with a UTF-8 BOM (``utf-8-sig``) and the
-csv module's default dialect; LaTeX rows ending in a newline. Lone surrogates (which the
-public evaluator cannot encode and crashes on) are written as JSON escapes.
+``ensure_ascii=False`` object per line; CSV with a UTF-8 byte order mark and the csv
+module's default dialect; LaTeX rows ending in a newline. Lone surrogates (which the
+public evaluator cannot encode and crashes on) are written as JSON escapes. The per-item
+records are streamed to disk, each serialised once for both JSONL files; the folder is
+replaced as a whole (:mod:`rose_eval.report.outdir`).
 """
 
 from __future__ import annotations
@@ -11,13 +13,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import secrets
-import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rose_eval.percent import percent_text
+from rose_eval.report.outdir import replace_directory
 from rose_eval.vocab import SUBSET_ORDER, SUBSET_SHORT, TEMPLATE_ORDER, TEMPLATE_SHORT
 
 PER_ITEM = "per_item_eval.jsonl"
@@ -31,7 +32,10 @@ TABLE2 = "table2_row.txt"
 PARITY_FILES = (PER_ITEM, ERROR_CASES, SUMMARY, SUBSET_CSV, TEMPLATE_CSV, COVERAGE_CSV,
                 TABLE1, TABLE2)
 
-TABLE2_KEYS = ("G-Cnt", "L-Cnt", "L-Clk", "V-Clk", "Excl. C+S", "C-F1", "R-OK", "Avg. PASS")
+TABLE1_AVERAGES = ("Avg. PASS", "Avg. SOFT", "VALID")
+TABLE2_KEYS = (*(TEMPLATE_SHORT[t] for t in TEMPLATE_ORDER), "C-F1", "R-OK", "Avg. PASS")
+UNENCODABLE = "backslashreplace"  # a lone surrogate becomes its JSON escape text
+CSV_BOM = b"\xef\xbb\xbf"
 
 MODEL_DISPLAY = {
     "qwen3-vl-flash": "Qwen3-VL-Flash",
@@ -51,6 +55,7 @@ MODEL_DISPLAY = {
     "gpt-5.5": "GPT-5.5",
     "human": "Human",
 }
+_RECORD_LINE = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def display_model_name(model: str, override: str) -> str:
@@ -59,7 +64,7 @@ def display_model_name(model: str, override: str) -> str:
 
 
 def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", "backslashreplace")
+    return text.encode("utf-8", UNENCODABLE)
 
 
 def json_bytes(obj: Any) -> bytes:
@@ -67,103 +72,86 @@ def json_bytes(obj: Any) -> bytes:
     return _utf8(json.dumps(obj, ensure_ascii=False, indent=2))
 
 
-def jsonl_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
-    """One JSON object per line."""
-    return _utf8("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-
-
 def csv_bytes(rows: Sequence[Mapping[str, Any]]) -> bytes:
-    """CSV with a BOM; columns are the union of keys in first-seen order."""
+    """CSV with a byte order mark; columns are the union of keys in first-seen order."""
     if not rows:
         return b""
-    fields: dict[str, None] = {}
-    for row in rows:
-        fields.update(dict.fromkeys(row))
+    columns = list({key: None for row in rows for key in row})
     buffer = io.StringIO(newline="")
-    writer = csv.DictWriter(buffer, fieldnames=list(fields))
+    writer = csv.DictWriter(buffer, fieldnames=columns)
     writer.writeheader()
     writer.writerows(rows)
-    return b"\xef\xbb\xbf" + _utf8(buffer.getvalue())
+    return CSV_BOM + _utf8(buffer.getvalue())
 
 
-def fmt_pct(value: float | None, digits: int = 1) -> str:
-    """A rate as a percentage with ``digits`` decimals; '--' when absent."""
-    return "--" if value is None else f"{100.0 * value:.{digits}f}"
+def latex_row(model_name: str, values: Iterable[float | None], digits: int) -> str:
+    """``<name>\\n& v1 & v2 ... \\\\``: rates as percentages with ``digits`` decimals."""
+    return model_name + "\n& " + " & ".join(percent_text(v, digits) for v in values) + " \\\\"
 
 
 def table1_row(model_name: str, table1: Mapping[str, Any], digits: int) -> str:
-    """The LaTeX Table 1 row: PASS/SOFT per subset, then Avg. PASS, Avg. SOFT, VALID."""
-    cells: list[str] = []
+    """Table 1: PASS and SOFT per subset, then Avg. PASS, Avg. SOFT, VALID."""
+    values: list[float | None] = []
     for subset in SUBSET_ORDER:
         record = table1["by_subset"][subset]
-        cells += [fmt_pct(record.get("PASS"), digits), fmt_pct(record.get("SOFT"), digits)]
-    cells += [fmt_pct(table1.get(key), digits) for key in ("Avg. PASS", "Avg. SOFT", "VALID")]
-    return model_name + "\n& " + " & ".join(cells) + " \\\\"
+        values += [record.get("PASS"), record.get("SOFT")]
+    return latex_row(model_name, [*values, *(table1.get(k) for k in TABLE1_AVERAGES)], digits)
 
 
 def table2_row(model_name: str, table2: Mapping[str, Any], digits: int) -> str:
-    """The LaTeX Table 2 row: five template PASS values, C-F1, R-OK, Avg. PASS."""
-    cells = [fmt_pct(table2.get(key), digits) for key in TABLE2_KEYS]
-    return model_name + "\n& " + " & ".join(cells) + " \\\\"
+    """Table 2: five template PASS values, C-F1, R-OK, Avg. PASS."""
+    return latex_row(model_name, (table2.get(k) for k in TABLE2_KEYS), digits)
 
 
-def subset_csv_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"rose_subset": s, "subset_short": SUBSET_SHORT[s], **summary["by_subset"].get(s, {"n": 0})}
-        for s in SUBSET_ORDER
-    ]
-
-
-def template_csv_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"task_template": t, "task_short": TEMPLATE_SHORT[t],
-         **summary["by_template"].get(t, {"n": 0})}
-        for t in TEMPLATE_ORDER
-    ]
-
-
-def coverage_csv_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+def summary_csv_rows(summary: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The three CSV files' rows, by file name."""
     coverage = summary["coverage"]
-    return ([{"group": "subset", **row} for row in coverage["by_subset"]]
-            + [{"group": "template", **row} for row in coverage["by_template"]])
-
-
-def render_outputs(eval_rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], *,
-                   digits: int) -> dict[str, bytes]:
-    """Every parity output file name -> its bytes."""
-    name = summary["display_name"]
-    paper = summary["paper_metrics"]
     return {
-        PER_ITEM: jsonl_bytes(eval_rows),
-        ERROR_CASES: jsonl_bytes(row for row in eval_rows if row.get("pass") != 1),
-        SUMMARY: json_bytes(summary),
-        SUBSET_CSV: csv_bytes(subset_csv_rows(summary)),
-        TEMPLATE_CSV: csv_bytes(template_csv_rows(summary)),
-        COVERAGE_CSV: csv_bytes(coverage_csv_rows(summary)),
-        TABLE1: _utf8(table1_row(name, paper["table1"], digits) + "\n"),
-        TABLE2: _utf8(table2_row(name, paper["table2"], digits) + "\n"),
+        SUBSET_CSV: [{"rose_subset": s, "subset_short": SUBSET_SHORT[s],
+                      **summary["by_subset"].get(s, {"n": 0})} for s in SUBSET_ORDER],
+        TEMPLATE_CSV: [{"task_template": t, "task_short": TEMPLATE_SHORT[t],
+                        **summary["by_template"].get(t, {"n": 0})} for t in TEMPLATE_ORDER],
+        COVERAGE_CSV: [*({"group": "subset", **row} for row in coverage["by_subset"]),
+                       *({"group": "template", **row} for row in coverage["by_template"])],
     }
 
 
-def write_outputs_atomically(out_dir: Path, files: Mapping[str, bytes]) -> None:
-    """Write files into a temporary sibling directory, then move them into ``out_dir``.
+def table_files(summary: Mapping[str, Any], digits: int) -> dict[str, bytes]:
+    """The three CSV files and the two LaTeX rows, by name."""
+    name, paper = summary["display_name"], summary["paper_metrics"]
+    files = {file: csv_bytes(rows) for file, rows in summary_csv_rows(summary).items()}
+    files[TABLE1] = _utf8(table1_row(name, paper["table1"], digits) + "\n")
+    files[TABLE2] = _utf8(table2_row(name, paper["table2"], digits) + "\n")
+    return files
 
-    A new ``out_dir`` appears by one rename; into an existing one each file is replaced
-    atomically and other files there are left alone. A failure leaves no partial set.
+
+def write_item_files(folder: Path, eval_rows: Iterable[Mapping[str, Any]]) -> None:
+    """per_item_eval.jsonl (every record) and error_cases.jsonl (records that did not pass)."""
+    def open_jsonl(name: str):
+        return (folder / name).open("w", encoding="utf-8", errors=UNENCODABLE, newline="")
+
+    with open_jsonl(PER_ITEM) as every, open_jsonl(ERROR_CASES) as failed:
+        for row in eval_rows:
+            line = _RECORD_LINE(row) + "\n"
+            every.write(line)
+            if row.get("pass") != 1:
+                failed.write(line)
+
+
+def write_outputs(out_dir: Path, eval_rows: Sequence[Mapping[str, Any]],
+                  summary: Mapping[str, Any], digits: int, *,
+                  before_summary: Callable[[], None] | None = None) -> None:
+    """Write the eight files as one set into ``out_dir`` (replaced whole; see outdir).
+
+    ``before_summary`` runs once the other seven files are written, just before the summary
+    is (rose-eval completes the summary's analyses there).
     """
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = out_dir.parent / f".{out_dir.name}.{os.getpid()}.{secrets.token_hex(4)}.partial"
-    staging.mkdir()
-    try:
-        for file_name, data in files.items():
-            (staging / file_name).write_bytes(data)
-        if not out_dir.exists():
-            os.rename(staging, out_dir)
-            return
-        if not out_dir.is_dir():
-            raise NotADirectoryError(f"{out_dir} exists and is not a directory")
-        for file_name in files:
-            os.replace(staging / file_name, out_dir / file_name)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    def write(folder: Path) -> None:
+        write_item_files(folder, eval_rows)
+        for file_name, data in table_files(summary, digits).items():
+            (folder / file_name).write_bytes(data)
+        if before_summary is not None:
+            before_summary()
+        (folder / SUMMARY).write_bytes(json_bytes(summary))
+
+    replace_directory(out_dir, write)

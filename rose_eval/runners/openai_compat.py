@@ -135,7 +135,7 @@ def image_data_url(path: Path, options: ImageOptions) -> str:
 # ---------------------------------------------------------------------------- messages
 
 
-def _prompt_parts(row: Mapping[str, Any]) -> tuple[str, str]:
+def prompt_parts(row: Mapping[str, Any]) -> tuple[str, str]:
     """(global, local) prompt texts. The public runner strips both; so do we."""
     prompt_global = str(row.get("prompt_global") or "").strip()
     prompt_local = str(row.get("prompt_local") or "").strip()
@@ -174,7 +174,7 @@ CONTENT_BUILDERS: dict[str, Callable[[str, str, str], list[dict[str, Any]]]] = {
 
 def build_messages(row: Mapping[str, Any], image_url: str, prompt_order: str) -> list[dict[str, Any]]:
     """The chat messages for one item: a single user turn, parts in ``prompt_order``."""
-    prompt_global, prompt_local = _prompt_parts(row)
+    prompt_global, prompt_local = prompt_parts(row)
     content = CONTENT_BUILDERS[prompt_order](prompt_global, image_url, prompt_local)
     return [{"role": "user", "content": content}]
 

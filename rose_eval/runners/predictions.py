@@ -78,7 +78,8 @@ def read_successes(path: Path) -> dict[str, str]:
     return kept
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary sibling, then swap it in: readers never see half a file."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
@@ -96,7 +97,7 @@ class PredictionsFile:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.done: dict[str, str] = {} if overwrite else read_successes(path)
         if overwrite or path.exists():
-            _atomic_write_text(path, "".join(line + "\n" for line in self.done.values()))
+            atomic_write_text(path, "".join(line + "\n" for line in self.done.values()))
         self._handle: TextIO | None = None
 
     def __enter__(self) -> PredictionsFile:
@@ -122,7 +123,7 @@ class PredictionsFile:
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
     """Write the run manifest atomically (sorted keys, stable bytes)."""
-    _atomic_write_text(path, json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(path, json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
 def check_resumable(path: Path, config: dict[str, Any]) -> None:

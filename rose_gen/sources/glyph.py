@@ -193,7 +193,7 @@ def describe_pool(pool: Sequence[AssetPair], options: Mapping[str, Any] | None =
             "reduced": bool(opts.get("faces") or opts.get("tiers") or opts.get("visibility"))}
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=64)  # reuse is within a scene; a large cache only grows with the release
 def _tile_pixels(face: FontFace, char: str, cell_size: int) -> bytes:
     return render_glyph_tile(face, char, cell_size).tobytes()
 

@@ -3,7 +3,11 @@
 Pairs come from ``assets_manifest/pixel_content_pairs.json``: two sprites of one family
 (Dungeon Crawl atlas neighbours with similar silhouette and palette, or members of one
 procedural family) whose similarity lies inside the band recorded there and whose
-rendered tiles differ visibly at 120 px. A user's folder gives pairs from its list file
+rendered tiles differ visibly at 120 px, chosen for similar palettes and different
+shapes (:mod:`rose_gen.pixel_pairs`). Palette swaps (one silhouette, recoloured) are
+left out unless the option ``colour_only_pairs: true`` keeps them, and so are pairs that
+differ at a glance (some third-by-third block of the 120 px tile changes its mean colour
+by more than ``max_block_delta_e``, default 20; ``null`` keeps them). A user's folder gives pairs from its list file
 (two names a line), checked the same way. Tiles are nearest-neighbour "stretch" upscales
 on a neutral background.
 
@@ -58,11 +62,13 @@ class PixelContentSource(px.PixelPoolSource):
     manifests = ("pixel_sprites", "pixel_content_pairs")
 
     @staticmethod
-    def _manifest_pool(kind: str) -> list[AssetPair]:
+    def _manifest_pool(kind: str, opts: px.PixelPoolOptions) -> list[AssetPair]:
         library = px.default_library()
         out = []
         for p in px.load_pixel_manifest("pixel_content_pairs")["pairs"]:
-            if p["source"] != kind:
+            if p["source"] != kind or (p["colour_only"] and not opts.colour_only_pairs):
+                continue
+            if opts.max_block_delta_e is not None and p["block_delta_e"] > opts.max_block_delta_e:
                 continue
             for sprite in (p["a"], p["b"]):
                 library.entry_named_by("pixel_content_pairs", sprite)

@@ -1,12 +1,19 @@
 """ROSE-PixelEdit: a pixel-art sprite beside a copy with one localized edit.
 
-Each pool entry is one base sprite and its verified edit (one contiguous patch of a few
-percent of the sprite's pixels recoloured, added or removed, visible at 120 px cells):
-from ``assets_manifest/pixel_edit_bases.json`` for the Dungeon Crawl and procedural
-sprites, or planned on the fly for a user's folder. Tiles are the sprite stretched to the
+Each pool entry is one base sprite and its verified edit (:mod:`rose_gen.pixel_edits`:
+a colour edit in the sprite's own palette or a shape edit, a few source pixels, visible
+at 120 px cells and not popping out): from ``assets_manifest/pixel_edit_bases.json`` for
+the Dungeon Crawl and procedural sprites, or planned on the fly for a user's folder.
+One direction: the majority is always the original asset and the exceptions carry the
+edit (``majority_variant: original`` on every row). Tiles are the sprite stretched to the
 cell with nearest-neighbour sampling on a neutral background (``asset_resize_mode``
 ``stretch``, as in v0.1). A pair's ``similarity`` is the SSIM of the two 120 px tiles
 measured when the edit was verified.
+
+Row fields: v0.1's ``pair_key`` and ``asset_resize_mode`` first, then ours:
+``sprite_source``, ``sprite_family``, ``majority_variant``, ``edit_kind`` (one of
+:data:`rose_gen.pixel_edit_kinds.EDIT_KINDS`), ``edit_class`` (``colour`` / ``shape``),
+``edit_pixels``, ``edit_fraction``, ``edit_anchor`` and ``edit_visibility``.
 
 Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.PixelPoolOptions`.
 """
@@ -14,7 +21,6 @@ Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.Pixel
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +29,8 @@ from PIL import Image
 
 from rose_eval.vocab import SUBSET_ID_PREFIX
 from rose_gen import pixel_assets as px
+from rose_gen import pixel_edits as pe
+from rose_gen.pixel_edit_kinds import EditSpec
 from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
 
 EDITED_SUFFIX = "+edit"
@@ -38,11 +46,12 @@ def _pair(sprite: str, source: str, family: str, render: dict[str, Any], base: M
         "sprite_family": family,
         "majority_variant": "original",
         "edit_kind": edit["kind"],
+        "edit_class": edit["class"],
         "edit_pixels": int(base["changed_pixels"]),
         "edit_fraction": round(int(base["changed_pixels"]) / max(solid, 1), 6),
         "edit_anchor": list(edit["anchor"]),
         "edit_visibility": {"cell_size": px.MIN_CELL_SIZE, "changed_fraction": base["changed_fraction"],
-                            "ssim": base["ssim"]},
+                            "ssim": base["ssim"], "block_delta_e": base["block_delta_e"]},
     }
     return AssetPair(source="pixel_edit", majority=sprite, target=sprite + EDITED_SUFFIX, pair_key=sprite,
                      row_fields=row_fields, render={**render, "edit": dict(edit)}, similarity=float(base["ssim"]))
@@ -66,7 +75,7 @@ class PixelEditSource(px.PixelPoolSource):
     manifests = ("pixel_sprites", "pixel_edit_bases")
 
     @staticmethod
-    def _manifest_pool(kind: str) -> list[AssetPair]:
+    def _manifest_pool(kind: str, opts: px.PixelPoolOptions) -> list[AssetPair]:
         library = px.default_library()
         out = []
         for base in px.load_pixel_manifest("pixel_edit_bases")["bases"]:
@@ -91,29 +100,30 @@ class PixelEditSource(px.PixelPoolSource):
                 raise px.PixelAssetError(f"{opts.user_list}: {name} has the same pixels as {seen[digest]}; "
                                          "list each sprite once")
             seen[digest] = name
-            planned = px.plan_edit(pixels, px.edit_rng(0, f"user-{name}"))
+            planned = pe.plan_named_edit(pixels, name)
             if planned is None:
                 raise px.PixelAssetError(f"{folder / name}: no local edit of this sprite is visible at "
                                          f"{px.MIN_CELL_SIZE} px cells; remove it from {opts.user_list}")
-            base = {"edit": planned.edit.to_json(), "changed_pixels": planned.changed_pixels,
-                    "changed_fraction": planned.changed_fraction, "ssim": planned.ssim}
-            render = {"library": "user", "folder": str(folder), "file": name}
             solid = int(px.solid_mask(pixels).sum())
+            base = pe.base_record(name, "user", f"user-{name}", solid, planned, None)
+            render = {"library": "user", "folder": str(folder), "file": name}
             out.append(_pair(name, "user", f"user-{name}", render, base, solid))
         return out
 
     def orient(self, pair: AssetPair, rng: np.random.Generator) -> AssetPair:
-        """Either the original or the edited copy is the majority (one fair draw)."""
-        if rng.random() < 0.5:
-            return pair
-        return replace(pair, majority=pair.target, target=pair.majority,
-                       row_fields={**pair.row_fields, "majority_variant": "edited"})
+        """Always the original asset as the majority: the exceptions carry the edit.
+
+        (Drawing the direction would put the edit on the majority half of the time, so the
+        exceptions would be the *un*-edited sprite: the thing to find would be an absence
+        spread over the whole grid rather than a local change in a few cells.)
+        """
+        return pair
 
     def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
         """The majority or target sprite, nearest-neighbour stretched to ``cell_size``."""
         name = self.role_name(pair, role)
         if name.endswith(EDITED_SUFFIX):
-            pixels = px.edited_pixels(pair.render, px.EditSpec.from_json(pair.render["edit"]))
+            pixels = pe.edited_pixels(pair.render, EditSpec.from_json(pair.render["edit"]))
         else:
             pixels = px.render_pixels(pair.render)
         return px.render_sprite(pixels, cell_size)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -24,10 +23,6 @@ from rose_gen.fonts import (
 )
 from rose_gen.sources.base import AssetError
 from rose_gen.sources.glyph import build_pool
-
-PIP_FONTS = pytest.mark.skipif(
-    importlib.util.find_spec("manimgx_fonts_cjk") is None,
-    reason="PyPI package manimgx-fonts-cjk is not installed (pip install 'rose-toolkit[pipfonts]')")
 
 RARE = "訚"  # kTGH level 2; absent from Smiley Sans and the two AR PL GB faces
 COMMON = "未末己已土士人入"
@@ -185,7 +180,6 @@ def test_pip_pool_faces_are_the_variable_noto_sans_sc_at_explicit_weights():
     assert {f.installer for f in manifest_faces()} == {"debian"}
 
 
-@PIP_FONTS
 def test_pip_faces_resolve_in_the_installed_package_and_draw_at_their_weight_not_thin():
     debian = {f.name: f for f in manifest_faces()}
     for face in manifest_faces(pool="pip"):

@@ -62,8 +62,8 @@ def test_analyses_only_add_a_key(tmp_path, capsys):
 
 
 def test_parquet_export_scores_like_jsonl(tmp_path, capsys):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     rows = [json.loads(line) for line in (TINY / "metadata_test.jsonl").read_text().splitlines()]
     for row in rows:  # what an export adds: an image struct column
         row["image"] = {"bytes": b"\x89PNG", "path": row["image"]}
@@ -82,8 +82,8 @@ def test_parquet_export_scores_like_jsonl(tmp_path, capsys):
 
 
 def test_real_rows_score_identically_from_parquet(tmp_path, capsys):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     real = v01_rows_path()
     rows = v01_rows()
     preds = tmp_path / "preds.jsonl"

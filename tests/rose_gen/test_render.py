@@ -309,3 +309,18 @@ def test_jitter_keeps_the_frame_band_clear() -> None:
     cells = _cells(image, 40)
     background = tile_background(board)
     assert all(band_is_clear(cells[r, c], 2, background) for r in range(3) for c in range(3))
+
+
+def test_a_source_that_fills_the_cell_is_always_inset() -> None:
+    from rose_gen.render import composed_tiles, tile_margin
+
+    class FillingPatchSource(PatchSource):
+        fills_cell = True
+
+    pair = _patch_scene().pair
+    drawn = [(pair, "majority", "majority tile"), (pair, "target", "target tile")]
+    plain = composed_tiles(PatchSource(), drawn, 40)  # keeps the band clear: used as drawn
+    assert np.array_equal(plain[0], np.asarray(PatchSource().render_tile(pair, "majority", 40)))
+    inset = composed_tiles(FillingPatchSource(), drawn, 40)
+    m = tile_margin(40)
+    assert np.array_equal(inset[1][m:40 - m, m:40 - m], np.asarray(PatchSource().render_tile(pair, "target", 40 - 2 * m)))

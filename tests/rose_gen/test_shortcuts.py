@@ -33,42 +33,53 @@ def test_pop_out_is_a_block_mean_colour_change() -> None:
     base = _square(_tile(), 10, 10, 10)
     tiny = base.copy()
     tiny[0, 0] = (0, 0, 0)  # one pixel: the block mean barely moves
-    assert sc.pop_out_delta(base, tiny) < sc.POP_OUT_DE
+    assert not sc.exception_shortcuts(base, tiny, 100, WHITE).pops_out
     red = _square(base, 0, 0, 10, colour=(220, 30, 30))  # a whole block turns red
-    assert sc.pop_out_delta(base, red) > 30
-    assert sc.block_bounds(10) == [(0, 3), (3, 7), (7, 10)]
+    got = sc.exception_shortcuts(base, red, 100, WHITE)
+    assert got.pops_out and got.pop_out_de > 30
 
 
-def test_off_palette_counts_changed_pixels_in_new_colours() -> None:
+def test_off_palette_counts_visibly_changed_pixels_in_new_colours() -> None:
     majority = _square(_square(_tile(), 5, 5, 10, (200, 40, 40)), 15, 15, 10, (40, 40, 200))
     swapped = majority.copy()
     swapped[5:10, 5:10] = (40, 40, 200)  # recoloured with a colour the majority has
     painted = majority.copy()
     painted[5:10, 5:10] = (250, 220, 20)  # a colour the majority lacks
-    for exception, share in ((swapped, 0.0), (painted, 1.0)):
-        changed = sc.delta_e(majority, exception) > sc.CHANGE_DE
-        assert changed.sum() == 25 and sc.off_palette_share(majority, exception, changed) == share
-    got = sc.exception_shortcuts(majority, painted, 100, WHITE)
-    assert got.mostly_off_palette and not sc.exception_shortcuts(majority, swapped, 100, WHITE).mostly_off_palette
+    noisy = painted.copy()
+    noisy[20:30, 0:5] = (253, 253, 253)  # a faint change (ΔE < 10): noise, not an edit
+    assert sc.exception_shortcuts(majority, swapped, 100, WHITE).off_palette_share == 0.0
+    for exception in (painted, noisy):
+        got = sc.exception_shortcuts(majority, exception, 100, WHITE)
+        assert got.off_palette_share == 1.0 and got.mostly_off_palette
+        assert got.changed_share == pytest.approx(25 / 900)
 
 
 def test_colour_only_means_one_silhouette_in_other_colours() -> None:
-    orange = _square(_tile(), 5, 5, 18, (240, 140, 20))
-    cyan = _square(_tile(), 5, 5, 18, (20, 200, 230))
+    orange = _square(_square(_tile(), 5, 5, 18, (240, 140, 20)), 8, 8, 4, (40, 40, 40))
+    cyan = _square(_square(_tile(), 5, 5, 18, (20, 200, 230)), 8, 8, 4, (40, 40, 40))  # a palette swap
+    reshaped = _square(_square(_tile(), 5, 5, 18, (240, 140, 20)), 12, 12, 6, (40, 40, 40))  # same outline
     other_shape = _square(_tile(), 8, 2, 12, (240, 140, 20))
     assert sc.exception_shortcuts(orange, cyan, 324, WHITE).colour_only
+    got = sc.exception_shortcuts(orange, reshaped, 324, WHITE)
+    assert got.silhouette_iou == 1.0 and not got.colour_only  # inner detail moved: not a colour swap
     assert not sc.exception_shortcuts(orange, other_shape, 324, WHITE).colour_only
     assert not sc.exception_shortcuts(orange, orange.copy(), 324, WHITE).colour_only  # nothing differs
 
 
-def test_sizeable_parts_count_separate_objects() -> None:
-    one = _square(_tile(40), 5, 5, 20)
-    assert sc.sizeable_parts(sc.ink_mask(one)) == 1
-    two = _square(one, 30, 30, 8)
-    assert sc.sizeable_parts(sc.ink_mask(two)) == 2
-    speck = one.copy()
-    speck[35, 35] = 0  # a single stray pixel is not a sizeable part
-    assert sc.sizeable_parts(sc.ink_mask(speck)) == 1
+def test_a_stretched_sprite_read_back_from_its_cell_is_screened_as_one_object() -> None:
+    from rose_gen.pixel_assets import BACKGROUND, render_sprite
+
+    sprite = np.zeros((32, 32, 4), dtype=np.uint8)
+    sprite[6:26, 8:24] = (90, 60, 30, 255)  # one solid object
+    two = sprite.copy()
+    two[6:26, 15:17, 3] = 0  # cut in two halves
+    for rgba, whole in ((sprite, True), (two, False)):
+        inner = np.asarray(render_sprite(rgba, 110))
+        cell = np.empty((120, 120, 3), dtype=np.uint8)
+        cell[...] = BACKGROUND
+        cell[5:115, 5:115] = inner
+        failure = sc.whole_object_failure(cell, 5, BACKGROUND)
+        assert (failure is None) == whole, failure
 
 
 def test_lightness_shift_has_a_sign() -> None:

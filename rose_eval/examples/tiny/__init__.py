@@ -1,1 +1,1 @@
-"""The bundled tiny example (data files; see rose_eval/examples/make_tiny.py)."""
+"""The bundled tiny example (data files; see rose_gen/tiny_example.py)."""

@@ -1,24 +1,38 @@
-"""Scene-cluster bootstrap: correctness of the vectorised sums, coverage and seeding."""
+"""Scene-cluster bootstrap: correctness of the vectorised sums, exactness, coverage and seeding."""
 
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from rose_eval.aggregate import paper_table1, paper_table2
+from rose_eval.analyses import bootstrap
 from rose_eval.analyses.bootstrap import (
+    COL_SOFT,
+    FIXED_POINT_BITS,
+    N_FEATURES,
+    as_float_totals,
     build_scene_table,
-    draw_weights,
+    half_subsample,
     headline_statistics,
-    paired_resampled_totals,
-    point_totals,
+    multiplicities,
+    point_statistics,
     resampled_totals,
     scene_bootstrap,
-    scene_weights,
-    subsample_weights,
+    with_replacement,
 )
 from rose_eval.analyses.gap import perception_action_gap
+from rose_eval.seeding import stream
 from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER
 from tests.rose_eval.analyses.factory import GLYPH, STYLE, item, scene
+
+TINY = Path(__file__).resolve().parents[3] / "rose_eval" / "examples" / "tiny"
 
 
 def _random_items(seed: int, scenes_per_subset: int = 20) -> list[dict]:
@@ -34,30 +48,33 @@ def _random_items(seed: int, scenes_per_subset: int = 20) -> list[dict]:
     return items
 
 
-def test_point_estimates_equal_the_public_table_definitions() -> None:
+def test_point_estimates_are_the_evaluator_tables_bit_for_bit() -> None:
     items = _random_items(1)
     result = scene_bootstrap(items, n_boot=50)
+    table1, table2 = paper_table1(items), paper_table2(items)
     gap = perception_action_gap(items)
-    for short, value in gap["template_pass"].items():
-        assert result["table2"][short]["point"] == pytest.approx(value)
-    assert result["gap"]["Delta"]["point"] == pytest.approx(gap["Delta"])
     for subset in SUBSET_ORDER[:3]:
-        rows = [r for r in items if r["rose_subset"] == subset]
-        assert result["table1"][subset]["PASS"]["point"] == pytest.approx(
-            np.mean([r["pass"] for r in rows]))
-        assert result["table1"][subset]["VALID"]["point"] == pytest.approx(
-            np.mean([r["format_valid"] for r in rows]))
-    subset_pass = [result["table1"][s]["PASS"]["point"] for s in SUBSET_ORDER[:3]]
-    assert result["table1"]["Avg. PASS"]["point"] == pytest.approx(np.mean(subset_pass))
-    template_pass = [result["table2"][s]["point"] for s in gap["template_pass"]]
-    assert result["table2"]["Avg. PASS"]["point"] == pytest.approx(np.mean(template_pass))
+        for key in ("PASS", "SOFT", "VALID"):
+            assert result["table1"][subset][key]["point"] == table1["by_subset"][subset][key]
+    for key in ("Avg. PASS", "Avg. SOFT", "VALID"):
+        assert result["table1"][key]["point"] == table1[key]
+    for key, value in table2.items():
+        assert result["table2"][key]["point"] == value
+    assert result["gap"]["Delta"]["point"] == gap["Delta"]
+
+
+def _weights(table, n_boot: int, seed: int) -> dict[str, np.ndarray]:
+    """The scene multiplicities the bootstrap uses, rebuilt from the same streams."""
+    return {s: multiplicities(with_replacement(n, n_boot, stream(seed, s, "bootstrap")), n)
+            for s, n in table.n_scenes.items()}
 
 
 def test_vectorised_resamples_match_a_loop_over_resampled_scenes() -> None:
     items = _random_items(2, scenes_per_subset=7)
     table = build_scene_table(items)
-    weights = draw_weights(table.n_scenes, 25, seed=3)
-    fast = headline_statistics(resampled_totals(table, weights), table.subsets)
+    fast = headline_statistics(as_float_totals(resampled_totals([table], 25, 3)[0], table),
+                               table.subsets)
+    weights = _weights(table, 25, 3)
     by_scene: dict[tuple[str, str], list[dict]] = {}
     for row in items:
         by_scene.setdefault((row["rose_subset"], row["scene_id"]), []).append(row)
@@ -67,34 +84,90 @@ def test_vectorised_resamples_match_a_loop_over_resampled_scenes() -> None:
             for scene_id, times in zip(ids, weights[subset][b], strict=True):
                 resampled += by_scene[(subset, scene_id)] * int(times)
         slow = scene_bootstrap(resampled, n_boot=1)  # its point = this resample's statistics
-        assert fast["table1/Avg. PASS"][b] == pytest.approx(slow["table1"]["Avg. PASS"]["point"])
+        for name in ("Avg. PASS", "VALID", "Avg. SOFT"):
+            assert fast[f"table1/{name}"][b] == pytest.approx(slow["table1"][name]["point"],
+                                                              abs=1e-9)
         assert fast["table2/Avg. PASS"][b] == pytest.approx(slow["table2"]["Avg. PASS"]["point"])
         assert fast["gap/Delta"][b] == pytest.approx(slow["gap"]["Delta"]["point"])
-        assert fast["table1/VALID"][b] == pytest.approx(slow["table1"]["VALID"]["point"])
 
 
-def test_chunked_draws_equal_one_block_and_match_the_weights_path() -> None:
+def test_totals_are_exact_integers_whatever_the_block_size(monkeypatch) -> None:
     table = build_scene_table(_random_items(6, scenes_per_subset=9))
-    whole = paired_resampled_totals([table], 60, seed=5)[0]
-    chunked = paired_resampled_totals([table], 60, seed=5, chunk=7)[0]
-    np.testing.assert_array_equal(whole, chunked)
-    np.testing.assert_allclose(whole, resampled_totals(table, draw_weights(table.n_scenes, 60, 5)))
+    whole = resampled_totals([table], 60, seed=5)[0]
+    assert whole.dtype == np.int64
+    weights = _weights(table, 60, 5)
+    for i, subset in enumerate(table.subsets):  # exact Python-integer sums, resample by resample
+        features = table.features[i].tolist()
+        for b in (0, 17, 59):
+            expected = [sum(int(w) * row[k] for w, row in zip(weights[subset][b], features,
+                                                             strict=True))
+                        for k in range(N_FEATURES)]
+            assert whole[b, i].tolist() == expected
+    monkeypatch.setattr(bootstrap, "BLOCK", 7)  # the draws, too, must not depend on it
+    np.testing.assert_array_equal(resampled_totals([table], 60, seed=5)[0], whole)
+
+
+def test_soft_values_enter_in_fixed_point() -> None:
+    items = scene(GLYPH, "g1", (1, 0, 0, 0, 0))
+    for row, soft in zip(items, (0.1, 0.2, 1 / 3, 0.0, 0.5), strict=True):
+        row["unified_soft"] = soft
+    table = build_scene_table(items)
+    expected = sum(round(v * 2**FIXED_POINT_BITS) for v in (0.1, 0.2, 1 / 3, 0.0, 0.5))
+    assert table.features[0][0, COL_SOFT] == expected
+    assert table.exact_sums[0, COL_SOFT] == sum([0.1, 0.2, 1 / 3, 0.0, 0.5])
 
 
 def test_subsample_weights_keep_a_fixed_share_without_repeats() -> None:
-    weights = subsample_weights(11, 300, np.random.default_rng(1), fraction=0.5)
+    weights = half_subsample(0.5)(11, 300, np.random.default_rng(1))
     assert weights.shape == (300, 11)
-    assert set(np.unique(weights)) == {0.0, 1.0}
+    assert set(np.unique(weights)) == {0, 1}
     assert np.all(weights.sum(axis=1) == 6)
     assert abs(weights.mean(axis=0) - 6 / 11).max() < 0.1  # every scene equally likely
 
 
 def test_weights_are_scene_multiplicities() -> None:
-    weights = scene_weights(13, 400, np.random.default_rng(0))
+    weights = multiplicities(with_replacement(13, 400, np.random.default_rng(0)), 13)
     assert weights.shape == (400, 13)
     assert np.all(weights.sum(axis=1) == 13)
-    assert np.all(weights >= 0) and np.all(weights == np.round(weights))
+    assert np.all(weights >= 0)
     assert abs(weights.mean() - 1.0) < 0.05
+
+
+def _tiny_items() -> list[dict]:
+    from rose_eval.score import score_item
+
+    meta = [json.loads(line) for line in (TINY / "metadata_test.jsonl").read_text().splitlines()]
+    preds = {p["item_id"]: p for p in map(json.loads, (TINY / "predictions_test.jsonl")
+                                          .read_text().splitlines())}
+    return [score_item(row, preds[row["item_id"]]) for row in meta]
+
+
+def test_published_intervals_are_pinned() -> None:
+    # Recorded from this implementation (the draws are those of the earlier float version,
+    # whose SOFT/C-F1 ends differed only beyond the 11th decimal). A change here moves
+    # published numbers: it needs a reason in the changelog.
+    result = scene_bootstrap(_tiny_items(), seed=0, n_boot=1000)
+    assert result["table1"]["Avg. PASS"] == {"point": 0.5, "lo": 0.42857142857142855,
+                                             "hi": 0.5571428571428572}
+    assert result["table1"]["Avg. SOFT"] == {"point": 0.5602871572871573,
+                                             "lo": 0.5006190476207328, "hi": 0.6151933621947786}
+    assert result["table2"]["C-F1"] == {"point": 0.5416666666666666, "lo": 0.43333333333721386,
+                                        "hi": 0.65}
+    assert result["gap"]["Delta"] == {"point": -0.033333333333333326, "lo": -0.16666666666666674,
+                                      "hi": 0.10000000000000003}
+
+
+def test_summary_bytes_do_not_depend_on_threads(tmp_path) -> None:
+    outputs = []
+    for threads in ("1", "2"):
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads,
+               "MKL_NUM_THREADS": threads}
+        out = tmp_path / f"t{threads}"
+        subprocess.run([sys.executable, "-m", "rose_eval.cli", "--dataset_root", str(TINY),
+                        "--predictions", str(TINY / "predictions_test.jsonl"), "--out_dir",
+                        str(out), "--n_boot", "3000"], env=env, check=True, capture_output=True)
+        outputs.append((out / "evaluation_summary.json").read_bytes())
+    assert outputs[0] == outputs[1]
 
 
 def test_interval_contains_point_and_is_reproducible_for_a_seed() -> None:
@@ -172,6 +245,12 @@ def test_empty_input_gives_a_note_not_an_error() -> None:
     assert scene_bootstrap([], n_boot=10)["n_scenes"] == {}
 
 
-def test_point_totals_shape() -> None:
+def test_point_statistics_shape() -> None:
     table = build_scene_table(_random_items(5, scenes_per_subset=3))
-    assert point_totals(table).shape[:2] == (1, 3)
+    assert point_statistics(table)["table1/Avg. PASS"].shape == (1,)
+
+
+@pytest.mark.parametrize(("seed", "n_boot"), [(-1, 10), (0, 0)])
+def test_bad_knobs_are_refused(seed, n_boot) -> None:
+    with pytest.raises(ValueError, match="n_boot >= 1 and seed >= 0"):
+        scene_bootstrap(_random_items(1, scenes_per_subset=2), seed=seed, n_boot=n_boot)

@@ -84,3 +84,12 @@ def test_consistency_counts_a_scene_template_as_passed_if_any_row_passed() -> No
              item(GLYPH, "g1", T4, 1, item_id="dup"), item(GLYPH, "g1", T5, 0)]
     glyph = scene_consistency(items)["by_subset"][GLYPH]
     assert glyph["V-Clk|T1"] == 1.0 and glyph["n_V-Clk|T1"] == 1
+
+
+def test_gap_from_the_evaluator_tables_equals_the_gap_from_items() -> None:
+    from rose_eval.aggregate import paper_table2, scene_conditioned_action
+
+    items = _two_subsets()
+    paper = {"table2": paper_table2(items),
+             "scene_conditioned_action_available_rows": scene_conditioned_action(items)}
+    assert perception_action_gap(items, paper) == perception_action_gap(items)

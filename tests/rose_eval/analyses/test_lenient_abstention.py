@@ -25,6 +25,18 @@ from tests.rose_eval.analyses.factory import GLYPH, T1, T3, T5, item
         (None, "COUNT", None),
         ("CLICK(R1,C1) CLICK(R2,C2); DONE", "CLICK", "CLICK(R2,C2); DONE"),
         ("CLICK(R1,C1) DONE", "CLICK", "DONE"),
+        # The issue's cases: the last complete chain wins over a later prose "done" ...
+        ("CLICK(R1,C2); CLICK(R3,C4); DONE. I think that is done", "CLICK",
+         "CLICK(R1,C2); CLICK(R3,C4); DONE"),
+        # ... and "done" inside a sentence is not an answer.
+        ("No odd cells here, so I am done.", "CLICK", None),
+        ("no targets.\nDONE", "CLICK", "DONE"),
+        ("**Done**", "CLICK", "Done"),
+        ("The answer is DONE.", "CLICK", "DONE"),
+        ("I think we are done here", "CLICK", None),
+        ("Done. Nothing differs.", "CLICK", "Done"),
+        ("I am done; DONE", "CLICK", "DONE"),
+        ("CLICK(R1,C1); DONE\nOn reflection: DONE", "CLICK", "DONE"),
         ("So CLICK(R1,C1);\n CLICK(R2,C2) ;DONE", "CLICK", "CLICK(R1,C1);\n CLICK(R2,C2) ;DONE"),
         ("oops; CLICK(R4,C4); SUBMIT(1) ok", "CLICK_COUNT", "CLICK(R4,C4); SUBMIT(1)"),
         ("COUNT(1)", "UNKNOWN", None),
@@ -112,3 +124,17 @@ def test_abstention_rates() -> None:
     assert "T2B_COUNT_LOCAL_MATCHED" in result["by_template"]
     assert is_zero_target(items[0]) and not is_zero_target(items[1])
     assert abstained(items[0]) and not abstained(items[2])
+
+
+def test_the_issue_cases_score_as_described() -> None:
+    # A zero-target CLICK item answered in prose, and a chain followed by prose "done".
+    rows = [_row("zero", T3, "CLICK", []), _row("two", T3, "CLICK", ["R1,C2", "R3,C4"])]
+    answers = {"zero": "No odd cells here, so I am done.",
+               "two": "CLICK(R1,C2); CLICK(R3,C4); DONE. I think that is done"}
+    items = [score_item(row, {"raw_text": answers[row["item_id"]]}) for row in rows]
+    assert [i["pass"] for i in items] == [0, 0]  # strictly, both are prose
+    by_id = {row["item_id"]: row for row in rows}
+    result = lenient_summary(items, by_id)
+    assert result["overall"]["n_extracted"] == 1  # the chain, not the English "done"
+    assert result["overall"]["lenient_pass_rate"] == 0.5
+    assert result["overall"]["n_rescued"] == 1

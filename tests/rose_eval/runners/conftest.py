@@ -11,7 +11,8 @@ import io
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -201,7 +202,7 @@ Reply = tuple[int, dict[str, str], Any, float]  # status, headers, JSON body (or
 
 
 def ok_reply(text: str, finish_reason: str = "stop") -> Reply:
-    body = {"id": "x", "object": "chat.completion", "choices": [
+    body = {"id": "x", "object": "chat.completion", "created": 1700000000, "model": "rose-test", "choices": [
         {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}
     return 200, {}, body, 0.0
@@ -223,52 +224,72 @@ class ChatServer:
             return len(self.requests)
 
 
-@pytest.fixture
-def chat_server():
-    """Start servers on demand: ``srv = chat_server(script)``; all are shut down after the test."""
+def start_chat_server(script: Callable[[int, dict[str, Any], dict[str, str]], Reply]
+                      ) -> tuple[ChatServer, ThreadingHTTPServer]:
+    """Serve ``script`` on 127.0.0.1 in a daemon thread; shut the server down when done."""
+    state = ChatServer(script=script)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # keep pytest output clean
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            length = int(self.headers.get("Content-Length", "0"))
+            body = json.loads(self.rfile.read(length))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            with state.lock:
+                index = len(state.requests)
+                state.requests.append(body)
+                state.headers.append(headers)
+            if self.path != "/v1/chat/completions":
+                status, extra, reply, delay = 404, {}, {"error": "not found"}, 0.0
+            else:
+                status, extra, reply, delay = state.script(index, body, headers)
+            if delay:
+                time.sleep(delay)
+            payload = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout test)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    return state, server
+
+
+def stop_chat_server(server: ThreadingHTTPServer) -> None:
+    server.shutdown()
+    server.server_close()
+
+
+@contextmanager
+def chat_servers() -> Iterator[Callable[[Callable[[int, dict[str, Any], dict[str, str]], Reply]], ChatServer]]:
+    """``start(script)`` starts a server; every one started is shut down on exit."""
     started: list[ThreadingHTTPServer] = []
 
     def start(script: Callable[[int, dict[str, Any], dict[str, str]], Reply]) -> ChatServer:
-        state = ChatServer(script=script)
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:  # keep pytest output clean
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                with state.lock:
-                    index = len(state.requests)
-                    state.requests.append(body)
-                    state.headers.append(headers)
-                if self.path != "/v1/chat/completions":
-                    status, extra, reply, delay = 404, {}, {"error": "not found"}, 0.0
-                else:
-                    status, extra, reply, delay = state.script(index, body, headers)
-                if delay:
-                    time.sleep(delay)
-                payload = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    for k, v in extra.items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        state, server = start_chat_server(script)
         started.append(server)
-        state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         return state
 
-    yield start
-    for server in started:
-        server.shutdown()
-        server.server_close()
+    try:
+        yield start
+    finally:
+        for server in started:
+            stop_chat_server(server)
+
+
+@pytest.fixture
+def chat_server():
+    """Start servers on demand: ``srv = chat_server(script)``; all are shut down after the test."""
+    with chat_servers() as start:
+        yield start

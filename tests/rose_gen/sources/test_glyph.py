@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import subprocess
@@ -24,9 +23,6 @@ from rose_gen.sources.base import AssetError, VisualSource
 from rose_gen.sources.glyph import SOURCE, build_pool, describe_pool, verify_pair
 from tests.reference import v01_rows
 
-PIP_FONTS = pytest.mark.skipif(
-    importlib.util.find_spec("manimgx_fonts_cjk") is None,
-    reason="PyPI package manimgx-fonts-cjk is not installed (pip install 'rose-toolkit[pipfonts]')")
 PIP = {"font_pool": "pip"}
 
 
@@ -176,8 +172,6 @@ def test_a_v0_1_sized_glyph_subset_never_reuses_a_pair_and_mini_scenes_render(po
 
 @pytest.fixture(scope="module")
 def pip_pool():
-    if importlib.util.find_spec("manimgx_fonts_cjk") is None:
-        pytest.skip("PyPI package manimgx-fonts-cjk is not installed (pip install 'rose-toolkit[pipfonts]')")
     return SOURCE.pool(PIP)
 
 
@@ -224,7 +218,6 @@ def test_font_pool_option_is_validated_and_faces_are_checked_within_the_pool():
         SOURCE.pool({**PIP, "faces": ["UKaiCN"]})
 
 
-@PIP_FONTS
 def test_mini_release_made_with_the_pip_pool_records_the_choice(tmp_path):
     config = load_config([f"output_dir={tmp_path / 'rel'}", "progress=false", "subsets=[glyph]",
                           "+subset.glyph.source_options.font_pool=pip"])

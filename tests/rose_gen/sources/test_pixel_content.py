@@ -7,6 +7,7 @@ import pytest
 from PIL import Image
 
 from rose_gen import pixel_assets as px
+from rose_gen.pixel_metrics import block_delta_e, colour_only
 from rose_gen.sources.base import SOURCES
 from rose_gen.sources.pixel_content import PixelContentSource
 from rose_gen.visibility import is_visible, tile_difference
@@ -37,6 +38,40 @@ def test_pairs_are_related_distinct_and_unique():
         ta, tb = SOURCE.render_tile(p, "majority", 120), SOURCE.render_tile(p, "target", 120)
         assert ta.size == tb.size == (120, 120) and ta.mode == "RGB"
         assert is_visible(tile_difference(ta, tb))
+
+
+def test_palette_swaps_leave_the_standard_pool_and_an_option_keeps_them():
+    pairs = px.load_pixel_manifest("pixel_content_pairs")["pairs"]
+    swaps = {f"{p['a']}__{p['b']}" for p in pairs if p["colour_only"] and p["source"] == "crawl"}
+    assert swaps  # Crawl has recoloured twins; the manifest keeps them, flagged
+    standard = {p.pair_key for p in SOURCE.pool({})}
+    assert not swaps & standard
+    kept = {p.pair_key for p in SOURCE.pool({"colour_only_pairs": True, "max_block_delta_e": None})}
+    assert swaps <= kept and standard <= kept
+    with pytest.raises(px.PixelAssetError, match="colour_only_pairs"):
+        SOURCE.pool({"colour_only_pairs": "yes"})
+    with pytest.raises(px.PixelAssetError, match="unknown pixel source option"):
+        SOURCE.pool({"colour_only": True})
+
+
+def test_pairs_that_differ_at_a_glance_leave_the_standard_pool_unless_asked_for():
+    standard = SOURCE.pool({})
+    everything = SOURCE.pool({"max_block_delta_e": None})
+    assert len(everything) > len(standard) >= 300
+    for p in standard[:: max(1, len(standard) // 15)]:
+        a, b = (np.asarray(SOURCE.render_tile(p, role, 120)) for role in ("majority", "target"))
+        assert block_delta_e(a, b) <= px.CONTENT_MAX_BLOCK_DELTA_E
+    assert {p.row_fields["sprite_source"] for p in standard} == {"crawl", "cdda"}
+    for bad in (0, -3, "20", True):
+        with pytest.raises(px.PixelAssetError, match="max_block_delta_e"):
+            SOURCE.pool({"max_block_delta_e": bad})
+
+
+def test_standard_pairs_are_not_palette_swaps_when_measured_on_the_tiles():
+    pool = SOURCE.pool({})
+    for p in pool[:: max(1, len(pool) // 25)]:
+        a, b = (np.asarray(SOURCE.render_tile(p, role, px.TILE)) for role in ("majority", "target"))
+        assert not colour_only(a, b, px.BACKGROUND)
 
 
 def test_procedural_pairs_come_from_one_procedural_family():

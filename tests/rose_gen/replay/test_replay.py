@@ -1,5 +1,7 @@
-"""rose-replay: the 1,112 real v0.1 rows replay field for field; images have v0.1's size and
-visible exceptions where the metadata says; altered rows are reported; bad input is one line."""
+"""rose-replay on the 1,112 real v0.1 rows: every row re-derives field for field (the one finding
+is the v0.1 defect CHSCENE_000167), every scene has an installed face, images have v0.1's size
+and visible exceptions where the metadata says; the CLI writes a release or a report; bad input
+is one line."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from PIL import Image
 
 from assets_manifest import load_manifest
 from rose_gen import replay_cli
+from rose_gen.fonts import check_glyph
 from rose_gen.replay import (
     REPLAY_FIELDS,
     InputRow,
@@ -24,6 +27,7 @@ from rose_gen.replay import (
     replay_rows,
     summarize,
 )
+from rose_gen.replay.assets import font_candidates
 from tests.reference import v01_rows_path
 
 REFERENCE = v01_rows_path()
@@ -63,8 +67,11 @@ def test_every_reference_row_reproduced_field_for_field(reference_items, replaye
         ours = {k: v for k, v in derived[item.row["item_id"]].items() if k not in REPLAY_FIELDS}
         assert ours == item.row, item.where
     report = summarize(replayed)
-    assert report["inconsistencies"] == []
     assert sum(report["scene_kinds"]["total"].values()) == 1112
+    # The only finding: v0.1 pairs 兀 U+5140 with its compatibility ideograph U+FA0C.
+    (defect,) = report["inconsistencies"]
+    assert (defect["scene_id"], defect["field"], defect["kind"]) == ("CHSCENE_000167", "target_char", "defect")
+    assert "NFC" in defect["why"] and "U+FA0C" in defect["why"] and "same glyph" in defect["why"]
 
 
 def test_every_scene_records_its_substitutions(replayed):
@@ -76,19 +83,50 @@ def test_every_scene_records_its_substitutions(replayed):
     glyph = {o.rows[0]["font_name"]: o.rows[0]["replay_substitutions"][0] for o in replayed
              if o.scene.subset == "ROSE-ChineseGlyph"}
     assert glyph["SourceHanSansCN-Normal"]["used"] == "NotoSansCJKsc-DemiLight"
+    assert glyph["SourceHanSansCN-Normal"]["kind"] == "same_design"
     assert glyph["文泉驿正黑"]["kind"] == "exact"
+    assert glyph["GenRyuMinTW-Heavy"]["used"] == "NotoSerifCJKsc-Black"  # same class, lineage and weight
+    assert glyph["msjhl"]["used"] == "NotoSansCJKsc-Light"
 
 
-def test_manifest_maps_every_v01_font_name(reference_items):
+def test_manifest_describes_every_v01_font_name(reference_items):
     names = {i.row["font_name"] for i in reference_items if "font_name" in i.row}
-    fonts = load_manifest("replay_v0_1")["fonts"]
+    manifest = load_manifest("replay_v0_1")
     assert len(names) == 48
-    assert names <= set(fonts)
+    assert names <= set(manifest["fonts"])
+    for entry in manifest["fonts"].values():
+        assert entry["class"] in manifest["class_order"] and 100 <= entry["weight"] <= 900
+        assert entry["script_form"] in ("mainland", "taiwan")
+
+
+def test_every_reference_scene_has_a_face_that_draws_it(replayed):
+    """The five scenes the old per-font mapping could not draw (昹, ⺮, 㺭, 㔭, 䯂) get the nearest
+    face that draws every character of the scene; the face skipped and why are recorded."""
+    report = summarize(replayed)
+    assert report["not_rendered"] == []
+    by_id = {o.scene.scene_id: o for o in replayed}
+    for scene_id in ("CHSCENE_000056", "CHSCENE_000083", "CHSCENE_000236", "CHSCENE_000239", "CHSCENE_000296"):
+        (sub,) = by_id[scene_id].substitutions
+        assert sub.kind == "stand_in" and "skipped" in sub.why and "cannot draw" in sub.why, sub.why
+        fields = by_id[scene_id].scene.pair.row_fields
+        face = next(c.face for c in font_candidates() if c.face.name == sub.used)
+        for c in fields["background_char"] + fields["target_char"]:
+            assert check_glyph(face, c, by_id[scene_id].scene.cell_size).ok
+
+
+def test_a_scene_no_installed_face_can_draw_is_named_not_rendered(reference_items):
+    row = dict(next(i for i in reference_items if i.row["rose_subset"] == "ROSE-ChineseGlyph").row)
+    row["target_char"] = "\U0010fffd"  # private use: no face maps it
+    (outcome,) = replay_rows([InputRow(row, "rows.jsonl", 1)], ReplayOptions())
+    assert not outcome.images and outcome.status.startswith("not_rendered: cannot draw")
+    assert "no installed face draws" in outcome.status and "NotoSansCJKsc-Regular" in outcome.status
+    report = summarize([outcome])
+    assert [r["scene_id"] for r in report["not_rendered"]] == [row["scene_id"]]
 
 
 def test_sample_images_have_v01_size_and_visible_exceptions_where_the_metadata_says(replayed):
     rendered = [o for o in replayed if o.images]
-    assert len(rendered) >= 5 * SAMPLE_PER_SUBSET - 5
+    assert len(rendered) == 5 * SAMPLE_PER_SUBSET
     report = summarize(replayed)
     for o in rendered:
         (data,) = o.images.values()
@@ -100,16 +138,6 @@ def test_sample_images_have_v01_size_and_visible_exceptions_where_the_metadata_s
             continue
         found = odd_cells(image, o.scene.rows, o.scene.cols, o.scene.cell_size)
         assert sorted(found) == sorted([list(c) for c in o.scene.target_cells]), o.scene.scene_id
-
-
-def test_faces_that_cannot_draw_a_character_are_reported_not_rendered(replayed):
-    report = summarize(replayed)
-    bad = {r["scene_id"]: r["status"] for r in report["not_rendered"]}
-    assert bad, "v0.1 has rare characters that some stand-in faces lack"
-    assert all("cannot draw" in s for s in bad.values())
-    for o in replayed:
-        if o.scene.scene_id in bad:
-            assert not o.images and o.rows[0]["replay_image_status"] == bad[o.scene.scene_id]
 
 
 def test_an_altered_answer_is_reported_as_an_inconsistency(reference_items):
@@ -157,6 +185,20 @@ def test_cli_release_and_image_audit(reference_items, tmp_path, capsys):
     doctored = next(r for r in json.loads(audit.read_text()) if r["scene_id"] == first["scene_id"])
     assert doctored["status"] == "mismatch" and doctored["extra"] == [list(free)]
     assert "mismatch 1" in capsys.readouterr().out
+
+
+def test_cli_report_only_draws_nothing_and_writes_the_report(reference_items, tmp_path, capsys):
+    src = tmp_path / "rows.jsonl"
+    picked = [i.row for i in reference_items if i.row["scene_id"] in ("CHSCENE_000167", "ECONSCENE_000001")]
+    src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), encoding="utf-8")
+    out = tmp_path / "report.json"
+    assert replay_cli.main([str(src), "--report_only", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["scenes"] == 2 and report["scenes_rendered"] == 0 and report["not_rendered"] == []
+    assert report["inconsistencies_by_field"] == {"target_char (defect)": 1}
+    printed = capsys.readouterr().out
+    assert "inconsistencies in the released rows: 1 (target_char (defect) 1)" in printed
+    assert set(tmp_path.iterdir()) == {src, out}  # no release, no images, no temporary left
 
 
 def test_missing_input_is_one_line(tmp_path, capsys):
@@ -238,11 +280,12 @@ def test_main_rows_and_cue_images_replay(reference_items, tmp_path):
     assert replay_cli.main([str(folder), str(out)]) == 0
     report = json.loads((out / "replay_report.json").read_text(encoding="utf-8"))
     assert report["inconsistencies"] == [] and report["rows"] == 14
-    # CHSCENE_000056's simsun stand-in lacks one character: its main rows are withheld, reported.
-    assert report["withheld_main_rows"] == [r["item_id"] for r in rows[7:12]]
+    # CHSCENE_000056 (simsun, 昹) is drawn by the nearest face that has 昹: nothing is withheld.
+    assert report["withheld_main_rows"] == []
     main = [json.loads(line) for line in (out / "metadata_test.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert [r["item_id"] for r in main] == [r["item_id"] for r in rows[:5]]
+    assert [r["item_id"] for r in main] == [r["item_id"] for r in rows[7:12] + rows[:5]]  # subset order
     assert {r["replay_image_status"] for r in main} == {"rendered"}
+    main = main[5:]  # the emoji scene
     t4 = main[3]
     assert t4["image"].endswith("ECONIMG_000002.png")
     base = np.asarray(Image.open(out / main[0]["image"]).convert("RGB")).astype(int)
@@ -287,6 +330,14 @@ def test_audit_of_a_missing_image_folder_is_one_line(tmp_path, capsys):
     assert replay_cli.main([str(rows), "--compare_images", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "none" in err
+
+
+def test_non_integer_grid_is_one_line(reference_items, tmp_path, capsys):
+    bad = tmp_path / "rows.jsonl"
+    bad.write_text(json.dumps({**reference_items[0].row, "rows": "many"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert replay_cli.main([str(bad), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "rows.jsonl:1" in err and "integers" in err
 
 
 def test_unusable_region_is_one_line(reference_items, tmp_path, capsys):

@@ -1,11 +1,15 @@
-"""Build the bundled tiny example: synthetic v0.1-format metadata and a mixed predictions file.
+"""Build rose-eval's bundled tiny example: synthetic v0.1-format metadata and a mixed predictions file.
 
-Deterministic (seeded through rose_gen.rng): re-running writes byte-identical files.
+The example ships inside the evaluator (``rose_eval/examples/tiny``) as plain data; this
+builder lives in the generator because it draws scenes through ``rose_gen.rng`` (the
+evaluator never imports the generator). Deterministic: re-running writes byte-identical
+files (``tests/rose_gen/test_tiny_example.py`` checks the shipped copy).
+
 No pixels and no real v0.1 rows: scenes are grids with a few target cells drawn at
 random, and every task row carries the v0.1 fields the evaluator reads (plus the usual
 descriptive ones). Bridge rows (T1B, T2B) are included.
 
-    python -m rose_eval.examples.make_tiny [OUT_DIR]   # default: rose_eval/examples/tiny
+    python -m rose_gen.tiny_example [OUT_DIR]   # default: rose_eval/examples/tiny
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
+import rose_eval
 from rose_eval.vocab import PROTOCOL_VERSION, SUBSET_ORDER, TEMPLATE_ORDER
 from rose_gen.rng import scene_rng
 
 SEED = 20260101
-TINY_DIR = Path(__file__).resolve().parent / "tiny"
+TINY_DIR = Path(rose_eval.__file__).resolve().parent / "examples" / "tiny"
 SCENES_PER_SPLIT = {"test": 2, "dev": 1}
 PREFIX = {
     "ROSE-ChineseGlyph": ("CH", "CHINESE_GLYPH"),

@@ -1,0 +1,1 @@
+"""``rose-human``: a local page for human baselines (session, server, static page)."""

@@ -1,0 +1,45 @@
+"""``rose-gen preview <release> [--out DIR] [--per_subset N]``: contact sheets and an HTML index."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rose_gen.preview.build import DEFAULT_PER_SUBSET, build_preview
+from rose_gen.preview.scenes import PreviewError
+from rose_gen.sources.base import AssetError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit 2, not argparse's usage block
+        print(f"rose-gen preview: error: {message}; see rose-gen preview --help", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="rose-gen preview", description=__doc__.split(":", 1)[1].strip(),
+                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("release", type=Path, help="release folder (metadata_*.jsonl, images/)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: <release>.preview beside it)")
+    p.add_argument("--per_subset", type=int, default=DEFAULT_PER_SUBSET, help="scenes per subset sheet")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``rose-gen preview``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        result = build_preview(args.release, args.out, args.per_subset)
+    except PreviewError as exc:
+        print(f"rose-gen preview: error: {exc}", file=sys.stderr)
+        return 2
+    except (AssetError, OSError) as exc:
+        print(f"rose-gen preview: error: {exc}", file=sys.stderr)
+        return 1
+    for sheet in result.sheets:
+        print(f"rose-gen preview: {sheet.subset}: {len(sheet.bands)} of {sheet.scenes_total} scenes -> "
+              f"{result.out / sheet.file}", file=sys.stderr)
+    print(f"rose-gen preview: open {result.index}", file=sys.stderr)
+    return 0

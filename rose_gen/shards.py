@@ -1,0 +1,165 @@
+"""Shards: which scenes a shard makes, and the shard folder it writes them to.
+
+A release of N scenes has a fixed scene order (subsets in config order, then scene
+index); a scene's *position* is its place in that order, 0..N-1. With ``shard.count=n``,
+shard ``i`` makes exactly the scenes whose position p has ``p % n == i`` (round robin:
+every shard gets a share of every subset, so shards take about equally long). The rule
+depends on nothing but (position, n): not on workers, hosts or the order jobs run in.
+Every shard plans the whole release (planning keeps pairs unique within a subset and is
+cheap next to rendering) and renders only its own scenes.
+
+A shard folder (``<shard.dir>/shard-<i>-of-<n>``, written atomically like a release)::
+
+    images/<subset>/<image_id>.png      the shard's images, as in the release
+    scenes.jsonl                        one line per scene, by position: its images' sha256 and its rows
+    shard_summary.json                  index, count, the release's config, versions, assets,
+                                        attributions, and the sha256 of every file
+
+``rose-gen merge`` (:mod:`rose_gen.merge`) assembles shards into the release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rose_gen.export import AtomicFolder, ReleaseError, ReleaseInfo, json_line, read_json
+from rose_gen.schema import SceneRows
+
+SHARD_SUMMARY = "shard_summary.json"
+SCENES_FILE = "scenes.jsonl"
+SHARD_FORMAT = 1
+ASSIGNMENT = "scene position % shard count"
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """Shard ``index`` of ``count``, written under ``root`` (the folder of shard folders)."""
+
+    index: int
+    count: int
+    root: Path
+    keep: bool = False
+
+    @property
+    def folder(self) -> Path:
+        """This shard's folder."""
+        return self.root / shard_name(self.index, self.count)
+
+    def owns(self, position: int) -> bool:
+        """Whether the scene at release ``position`` belongs to this shard."""
+        return position % self.count == self.index
+
+    def size(self, total: int) -> int:
+        """How many of ``total`` scenes this shard makes."""
+        return len(range(self.index, total, self.count))
+
+
+def shard_name(index: int, count: int) -> str:
+    """Folder name of shard ``index`` of ``count`` (also ``hydra.sweep.subdir`` in conf/config.yaml)."""
+    return f"shard-{index}-of-{count}"
+
+
+class ShardWriter(AtomicFolder):
+    """Writes one shard folder: images as they arrive, one ``scenes.jsonl`` line per scene."""
+
+    summary_file = SHARD_SUMMARY
+
+    def __init__(self, spec: ShardSpec, *, overwrite: bool = False) -> None:
+        super().__init__(spec.folder, overwrite=overwrite)
+        self.spec = spec
+        self.fh: Any = None
+        self.digest = hashlib.sha256()
+        self.scenes = 0
+        self.last = -1
+
+    def __enter__(self) -> ShardWriter:
+        super().__enter__()
+        self.fh = open(self.target(SCENES_FILE), "wb")  # noqa: SIM115 - closed by close()
+        return self
+
+    def close(self) -> None:
+        if self.fh is not None and not self.fh.closed:
+            self.fh.close()
+
+    def add_scene(self, position: int, rows: SceneRows, images: Mapping[str, bytes]) -> None:
+        """Store the scene at release ``position`` (positions must rise and belong to this shard)."""
+        if not self.spec.owns(position) or position <= self.last:
+            raise ReleaseError(f"scene position {position} does not belong to shard {self.spec.index} of "
+                               f"{self.spec.count} here (after {self.last})")
+        hashes = {}
+        for rel, data in images.items():
+            self.write_file(rel, data)
+            hashes[rel] = self.files[rel]
+        record = {"position": position, "images": hashes, "main": rows.main, "bridges": rows.bridges}
+        data = (json_line(record) + "\n").encode("utf-8")
+        self.digest.update(data)
+        self.fh.write(data)
+        self.scenes += 1
+        self.last = position
+
+    def commit(self, info: ReleaseInfo, release_scenes: int) -> tuple[Path, bool]:
+        """Write the shard summary and move the folder into place."""
+        self.close()
+        self.files[SCENES_FILE] = self.digest.hexdigest()
+        want = self.spec.size(release_scenes)
+        if self.scenes != want:
+            raise ReleaseError(f"shard {self.spec.index} of {self.spec.count} made {self.scenes} scenes, "
+                               f"expected {want}")
+        self.write_summary(shard_summary(self.spec, release_scenes, self.scenes, info, self.sorted_files()))
+        return self.move_into_place()
+
+
+def shard_summary(spec: ShardSpec, release_scenes: int, scenes: int, info: ReleaseInfo,
+                  files: Mapping[str, str]) -> dict[str, Any]:
+    """The shard summary: what the merge checks shards against each other with."""
+    return {
+        "shard": {"format": SHARD_FORMAT, "index": spec.index, "count": spec.count, "assignment": ASSIGNMENT,
+                  "scenes": scenes, "release_scenes": release_scenes},
+        "dataset": info.dataset_name,
+        "config": info.config,
+        "versions": info.versions,
+        "assets": info.assets,
+        "attributions": list(info.attributions),
+        "files": dict(files),
+    }
+
+
+def read_shard_summary(folder: Path) -> dict[str, Any] | None:
+    """The shard summary in ``folder``, or None when it holds none."""
+    return read_json(folder / SHARD_SUMMARY)
+
+
+def finished_shard(spec: ShardSpec, config: Mapping[str, Any]) -> bool:
+    """Whether ``spec``'s folder already holds this shard of a release with ``config`` (resume).
+
+    A folder holding anything else is refused later by the writer unless overwrite is set.
+    """
+    summary = read_shard_summary(spec.folder)
+    if summary is None:
+        return False
+    meta = summary.get("shard", {})
+    return (meta.get("index") == spec.index and meta.get("count") == spec.count
+            and summary.get("config") == json.loads(json.dumps(config))
+            and all((spec.folder / rel).is_file() for rel in summary.get("files", {})))
+
+
+def check_shard_target(spec: ShardSpec, *, overwrite: bool) -> None:
+    """Refuse early when the shard folder holds anything but this finished shard (checked before)."""
+    folder = spec.folder
+    if overwrite or not folder.exists():
+        return
+    if not folder.is_dir() or any(folder.iterdir()):
+        raise ReleaseError(f"shard folder {folder} holds something other than shard {spec.index} of {spec.count} "
+                           "of this config; remove it, choose another shard.dir or pass overwrite=true")
+
+
+def shard_records(folder: Path) -> Iterator[dict[str, Any]]:
+    """The scene records of a shard folder, in position order."""
+    with open(folder / SCENES_FILE, encoding="utf-8") as fh:
+        for line in fh:
+            yield json.loads(line)

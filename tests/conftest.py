@@ -1,0 +1,69 @@
+"""Shared fixtures (headless Chromium, see tests/browser.py) and the suite's plugins.
+
+tests/skip_policy.py makes every skip fail the run unless a test declares an optional
+third-party package with ``@pytest.mark.optional_dependency(...)``; read it before adding
+a skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser import PageLog, PageWatch, launch_chromium
+
+pytest_plugins = ["pytester", "tests.skip_policy"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Debian Chromium for the whole session (Playwright, sync API)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page_log() -> PageLog:
+    """What the test's ``page`` requested, logged to the console, and threw."""
+    return PageLog()
+
+
+@pytest.fixture
+def page(browser: Any, page_log: PageLog) -> Iterator[Any]:
+    """A fresh browser context and page per test, recorded into ``page_log``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page_log.attach(page)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def watched_page(browser: Any) -> Iterator[PageWatch]:
+    """A fresh context and page with a :class:`tests.browser.PageWatch` (response bodies kept,
+    requests leaving this machine recorded and aborted)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        yield PageWatch(context.new_page()).attach()
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def mini_release(tmp_path_factory) -> Path:
+    """A real release from the generator: every subset fed by the Latin test source, at the
+    v0.1 cell sizes, 3 scenes per subset (1 dev + 2 test). Read-only: copy it to modify it."""
+    from rose_gen.config import load_config
+    from rose_gen.pipeline import generate_release
+    from tests.fixtures.latin_source import latin_overrides
+
+    out = tmp_path_factory.mktemp("mini_release") / "release"
+    overrides = [f"output_dir={out}", "progress=false", *latin_overrides(scenes=3, dev=1, small=False)]
+    return generate_release(load_config(overrides)).path
