@@ -8,7 +8,7 @@ repository: pass its path. The input is built once into ``--work`` (reused while
 generator's code and config do not change): the v0_1 profile's test split planned by
 ``rose_gen`` with the real visual sources (5,560 rows with every v0.1 field; no images are
 rendered) and a predictions file with the tiny example's mix of right, wrong and malformed
-answers (``rose_gen.tiny_example.predictions``: off-by-one, whole-grid, sloppy spacing,
+answers (``rose_gen.release.tiny_example.predictions``: off-by-one, whole-grid, sloppy spacing,
 prose, missing DONE/SUBMIT, duplicates, off-grid clicks, empty answers with an API error).
 
 Each repetition runs the commands as child processes, rotating which goes first, and
@@ -44,11 +44,13 @@ SPLIT_SIZE = 5560
 
 def build_input(work: Path) -> Path:
     """Write release/metadata_test.jsonl and predictions.jsonl into ``work`` (cached)."""
-    from rose_gen import plan, prompts, templates, tiny_example
-    from rose_gen.pipeline import scene_rows
-    from rose_gen.plan import V0_1_PLANS, plan_subset
-    from rose_gen.render import CueSettings
+    from rose_gen.release import tiny_example
+    from rose_gen.release.pipeline import scene_rows
+    from rose_gen.render.compose import CueSettings
+    from rose_gen.scene import plan
+    from rose_gen.scene.plan import V0_1_PLANS, plan_subset
     from rose_gen.sources import SOURCES, load_sources
+    from rose_gen.tasks import prompts, templates
 
     stamp_source = "".join(Path(m.__file__).read_text()
                            for m in (plan, prompts, templates, tiny_example))

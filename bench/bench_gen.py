@@ -88,9 +88,9 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rose_gen.config import compose_config, load_config  # noqa: E402
-from rose_gen.pipeline import generate_release  # noqa: E402
-from rose_gen.render import picture_png  # noqa: E402
+from rose_gen.release.config import compose_config, load_config  # noqa: E402
+from rose_gen.release.pipeline import generate_release  # noqa: E402
+from rose_gen.render.compose import picture_png  # noqa: E402
 from rose_gen.sources import SOURCES, load_sources  # noqa: E402
 
 REAL_SOURCES = {  # subset key -> (module, registry name)

@@ -38,8 +38,8 @@ def main() -> None:
         tmp = Path(tmp_name)
         release = args.release
         if release is None:
-            from rose_gen.config import load_config
-            from rose_gen.pipeline import generate_release
+            from rose_gen.release.config import load_config
+            from rose_gen.release.pipeline import generate_release
 
             release = tmp / "mini"
             generate_release(load_config(["profile=mini", f"output_dir={release}", "progress=false"]))

@@ -4,7 +4,7 @@
 
 Reads each PixelEdit / PixelContent scene's base image (the T1 row), cuts the first
 majority cell and the first exception cell, and reports per subset (definitions in
-``rose_gen/pixel_metrics.py``, the same the builder uses):
+``rose_gen/assets/pixel/metrics.py``, the same the builder uses):
 
 - cells changed: median share of the cell's pixels that differ (exception vs majority);
 - pops out: share of scenes where some third-by-third block of the cell changes its
@@ -15,7 +15,7 @@ majority cell and the first exception cell, and reports per subset (definitions 
   (IoU >= 0.9, on the 32x32 source grid read back from the cell) and differ by one colour
   mapping on >= 90 % of the differing pixels;
 - composite: scenes whose sprite(s) fail the shape test of the whole-object screen
-  (``rose_gen.pixel_pool.shape_rejection``: a seam or separated parts), and screen
+  (``rose_gen.assets.pixel.pool.shape_rejection``: a seam or separated parts), and screen
   rejected: scenes whose sprite(s) the whole screen rejects (shape, atlas region of
   fragments, hand list); sprites are looked up by id in the pixel manifests of
   ``--manifests`` (default: the committed ones; pass the folder of the manifests the
@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from rose_gen import pixel_assets as px
-from rose_gen import pixel_pool
-from rose_gen.pixel_metrics import (
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import pool as pixel_pool
+from rose_gen.assets.pixel.metrics import (
     POP_OUT_DELTA_E,
     block_delta_e,
     changed_share,
@@ -48,7 +48,7 @@ from rose_gen.pixel_metrics import (
     off_palette_share,
     sprite_grid,
 )
-from rose_gen.render import tile_margin
+from rose_gen.render.compose import tile_margin
 
 SUBSETS = ("ROSE-PixelEdit", "ROSE-PixelContent")
 
@@ -129,7 +129,7 @@ def measure(release: Path, lookup: SpriteLookup) -> dict[str, dict]:
                 variants[row.get("majority_variant")] += 1
                 sprites = [row["pair_key"]]
             else:
-                # Pixel tiles are inset by the frame margin (rose_gen.render): the sprite fills the inner square.
+                # Pixel tiles are inset by the frame margin (rose_gen.render.compose): the sprite fills the inner square.
                 m = tile_margin(row["cell_size"])
                 inner = (slice(m, row["cell_size"] - m),) * 2
                 stats["colour_only"].append(colour_only(sprite_grid(maj[inner]), sprite_grid(tgt[inner]),

@@ -22,7 +22,7 @@ from pathlib import Path
 
 CHILD = """
 import json, sys, time
-from rose_gen.replay import ReplayOptions, input_files, read_rows, replay_rows, summarize
+from rose_gen.check.replay import ReplayOptions, input_files, read_rows, replay_rows, summarize
 from tests.reference import v01_rows_path
 cpu, wall = time.process_time(), time.perf_counter()
 items = read_rows(input_files(v01_rows_path()))

@@ -6,7 +6,7 @@ Without ``--real`` every subset plans over a stand-in pool of distinct pairs (no
 similarity, so the similarity tier is ``unknown``); with ``--real`` the registered
 v0.1 sources are used (their assets must be installed). Prints, per subset, the share
 of hard T3 rows for each ``hard_from`` threshold next to v0.1's share, so
-``V0_1_HARD_FROM`` in rose_gen/plan.py can be re-calibrated when a source changes.
+``V0_1_HARD_FROM`` in rose_gen/scene/plan.py can be re-calibrated when a source changes.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from rose_gen.difficulty import difficulty_score
-from rose_gen.plan import V0_1_PLANS, plan_subset
+from rose_gen.scene.difficulty import difficulty_score
+from rose_gen.scene.plan import V0_1_PLANS, plan_subset
 from rose_gen.sources import SOURCES, AssetPair, SourceInfo, load_sources
 
 V0_1_HARD_SHARE = {

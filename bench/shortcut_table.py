@@ -20,7 +20,7 @@ from pathlib import Path
 PRESETS = ("easy", "standard", "hard", "extreme")
 SHORT = {"ROSE-ChineseGlyph": "Glyph", "ROSE-EmojiStyle": "EmojiStyle", "ROSE-EmojiContent": "EmojiContent",
          "ROSE-PixelEdit": "PixelEdit", "ROSE-PixelContent": "PixelContent"}
-# (column head, figure key of rose_gen.shortcuts.summarise, shown as a percentage)
+# (column head, figure key of rose_gen.assets.shortcuts.summarise, shown as a percentage)
 COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("cells changed (median)", "changed_share_median", True),
     ("pops out", "pop_out", True),

@@ -6,7 +6,7 @@ seed numpy's ``SeedSequence``, so a stream never depends on which other streams 
 drawn, in which order, or in which process. The evaluator owns this scheme because its
 bootstrap intervals are published numbers: the draws are pinned by
 ``tests/rose_eval/test_seeding.py``. The generator derives its scene streams from the
-same function (``rose_gen.rng``).
+same function (``rose_gen.core.rng``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rose_eval.human.server import HumanServer  # noqa: E402
 from rose_eval.human.session import HumanSession  # noqa: E402
 from rose_eval.runners.dataset import Selection, load_split  # noqa: E402
-from rose_gen.preview.build import build_preview  # noqa: E402
+from rose_gen.check.preview.build import build_preview  # noqa: E402
 from tests.browser import launch_chromium  # noqa: E402
 
 

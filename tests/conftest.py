@@ -60,8 +60,8 @@ def watched_page(browser: Any) -> Iterator[PageWatch]:
 def mini_release(tmp_path_factory) -> Path:
     """A real release from the generator: every subset fed by the Latin test source, at the
     v0.1 cell sizes, 3 scenes per subset (1 dev + 2 test). Read-only: copy it to modify it."""
-    from rose_gen.config import load_config
-    from rose_gen.pipeline import generate_release
+    from rose_gen.release.config import load_config
+    from rose_gen.release.pipeline import generate_release
     from tests.fixtures.latin_source import latin_overrides
 
     out = tmp_path_factory.mktemp("mini_release") / "release"

@@ -28,8 +28,8 @@ from fontTools.ttLib import TTFont
 
 from assets_manifest import manifest_path, sha256_file
 from assets_manifest.build.unihan import tgh_chars
-from rose_gen.fonts import FontFace, check_glyph, dedupe_faces, face_fingerprint, font_path
-from rose_gen.sources.base import AssetError
+from rose_gen.assets.fonts import FontFace, check_glyph, dedupe_faces, face_fingerprint, font_path
+from rose_gen.core.errors import AssetError
 
 NOTO = "/usr/share/fonts/opentype/noto"
 TT = "/usr/share/fonts/truetype"

@@ -19,10 +19,12 @@ from typing import Any
 
 from assets_manifest import MANIFEST_DIR
 from assets_manifest.build.manifest_json import dumps_one_record_per_line, write_text_atomic
-from rose_gen import pixel_assets as px
-from rose_gen import pixel_edit_kinds, pixel_edits, pixel_pool
-from rose_gen.pixel_cdda import CDDA_PACKAGE, cdda_library
-from rose_gen.pixel_pairs import content_pairs
+from rose_gen.assets.pixel import edit_kinds as pixel_edit_kinds
+from rose_gen.assets.pixel import edits as pixel_edits
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import pool as pixel_pool
+from rose_gen.assets.pixel.cdda import CDDA_PACKAGE, cdda_library
+from rose_gen.assets.pixel.pairs import content_pairs
 
 SEED = 0  # procedural sprites and edit draws; changing it changes every manifest
 COPYRIGHT = Path("/usr/share/doc/crawl-tiles-data/copyright")

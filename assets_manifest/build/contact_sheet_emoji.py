@@ -5,7 +5,7 @@
 Writes ``emoji_style_sheet.png`` (one row per sampled identity: Twemoji, OpenMoji, Noto,
 plus the Twemoji PNG rendition for comparison) and ``emoji_content_sheet.png`` (one row
 per sampled pair: the two identities by their vendor, with the similarity). Samples are
-drawn with ``rose_gen.rng`` from the default pools, so the sheets are reproducible.
+drawn with ``rose_gen.core.rng`` from the default pools, so the sheets are reproducible.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rose_gen.emoji_assets import EmojiAsset, identity_records, render_asset  # noqa: E402
-from rose_gen.rng import subset_rng  # noqa: E402
+from rose_gen.assets.emoji.artwork import EmojiAsset, identity_records, render_asset  # noqa: E402
+from rose_gen.core.rng import subset_rng  # noqa: E402
 from rose_gen.sources.emoji_content import content_pool  # noqa: E402
 from rose_gen.sources.emoji_style import style_pool  # noqa: E402
 
@@ -72,7 +72,7 @@ def content_sheet(n: int, cell: int) -> Image.Image:
     sheet = Image.new("RGB", (width, height), (200, 200, 200))
     draw = ImageDraw.Draw(sheet)
     font = _font(12)
-    from rose_gen.emoji_assets import render_role
+    from rose_gen.assets.emoji.artwork import render_role
 
     for r, i in enumerate(picks):
         pair = pool[int(i)]

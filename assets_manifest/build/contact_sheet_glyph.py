@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from rose_gen.fonts import manifest_faces
+from rose_gen.assets.fonts import manifest_faces
 from rose_gen.sources.glyph import SOURCE, TIERS
 
 SIZES = (42, 96)

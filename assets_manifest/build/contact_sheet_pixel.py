@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from rose_gen import pixel_assets as px
-from rose_gen.pixel_edit_kinds import EDIT_KINDS
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel.edit_kinds import EDIT_KINDS
 from rose_gen.sources.pixel_content import PixelContentSource
 from rose_gen.sources.pixel_edit import PixelEditSource
 

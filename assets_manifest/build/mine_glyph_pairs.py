@@ -10,7 +10,7 @@
    any one radical swap (e.g. 扌/木) at ``RADICAL_SWAP_CAP`` pairs; score = mean similarity
    over the mining faces; tier by score.
 4. Verify every pair in every manifest face at the smallest cell size (42 px): both glyphs
-   pass the glyph checks and the two tiles differ perceptually (rose_gen.visibility).
+   pass the glyph checks and the two tiles differ perceptually (rose_gen.assets.visibility).
 
 Output is sorted and has no timestamps; the mining time is printed (see glyph.md).
 """
@@ -35,7 +35,7 @@ from assets_manifest.build.unihan import (
     unihan_version,
     variant_pairs,
 )
-from rose_gen.fonts import (
+from rose_gen.assets.fonts import (
     FontFace,
     centred_mask,
     check_glyph,

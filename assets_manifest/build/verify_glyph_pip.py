@@ -23,8 +23,8 @@ import PIL
 from PIL import features
 
 from assets_manifest import load_manifest, manifest_path, sha256_file
-from rose_gen.fonts import manifest_faces, resolve_face
-from rose_gen.sources.base import AssetError
+from rose_gen.assets.fonts import manifest_faces, resolve_face
+from rose_gen.core.errors import AssetError
 from rose_gen.sources.glyph import PIP_VERIFICATION, VISIBILITY_CELL, verify_pair
 
 

@@ -3,7 +3,7 @@ nearest stand-in that draws every character asked for.
 
 Used where a font is *named* but not shipped (replaying v0.1's glyph scenes, whose rows name
 48 fonts, many proprietary). Generation never calls this module: its faces come from
-:mod:`rose_gen.fonts` pools unchanged.
+:mod:`rose_gen.assets.fonts` pools unchanged.
 
 A :class:`FontRequest` describes the requested font (style class, weight, character forms,
 design lineage) and may pin a face that *is* that font or the same design under another name
@@ -17,7 +17,7 @@ when it is missing or cannot draw a character, every installed candidate face is
 5. the candidates' listed order (the declared tie-break),
 
 and the first that is installed (file present, checksum as recorded) and draws every character
-(:func:`rose_gen.fonts.check_glyph`) is taken. The choice says why, including the better-ranked
+(:func:`rose_gen.assets.fonts.check_glyph`) is taken. The choice says why, including the better-ranked
 faces it skipped. No face at all: the choice is empty and says what each candidate lacked.
 """
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from rose_gen.fonts import FontFace, check_glyph, resolve_face
-from rose_gen.sources.base import AssetError
+from rose_gen.assets.fonts import FontFace, check_glyph, resolve_face
+from rose_gen.core.errors import AssetError
 
 KINDS = ("exact", "same_design", "stand_in")
 

@@ -29,7 +29,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from assets_manifest import ManifestError, check_file, load_manifest
 from rose_eval.registry import Registry
-from rose_gen.sources.base import AssetError
+from rose_gen.core.errors import AssetError
 
 # Font size as a share of the cell side (v0.1 drew glyphs at about this scale).
 FONT_SCALE = 0.72

@@ -1,7 +1,7 @@
 """Shortcut measures: how an exception cell could be found without a careful look.
 
 Pure functions over RGB cell arrays (uint8, ``(h, w, 3)``), cut from a release's own
-images; :mod:`rose_gen.audit` applies them to every exception cell against its scene's
+images; :mod:`rose_gen.check.audit` applies them to every exception cell against its scene's
 majority. Each measure answers one question a cheating model could ask:
 
 - *art size*: is the exception's drawing bigger or smaller? The art box is the bounding
@@ -9,20 +9,20 @@ majority. Each measure answers one question a cheating model could ask:
   more than :data:`INK_LEVEL`); the ratio is exception area / majority area.
 - *pop-out*: is it visible at a glance from a blurred thumbnail? The cell is cut into
   3 x 3 blocks; it pops out when some block's mean CIELAB colour moves by
-  ΔE76 > 12 (:func:`rose_gen.pixel_metrics.block_delta_e`, the pixel builder's measure).
+  ΔE76 > 12 (:func:`rose_gen.assets.pixel.metrics.block_delta_e`, the pixel builder's measure).
 - *off-palette*: is the change drawn in a colour the majority does not have? Of the
   changed pixels, the share whose colour lies farther than ΔE 10 from every colour of the
-  majority cell (:func:`rose_gen.pixel_metrics.off_palette_share`); "mostly off-palette"
+  majority cell (:func:`rose_gen.assets.pixel.metrics.off_palette_share`); "mostly off-palette"
   is a share above one half. A pixel counts as changed from ΔE > :data:`CHANGE_DE`, so
   JPEG and resampling noise of the presets is not taken for an edit (on exact pixel art,
   the builder's own figure).
 - *colour-only*: do the two drawings share one silhouette and differ by one colour
-  mapping (a palette swap, :func:`rose_gen.pixel_metrics.colour_only`, on the changed
+  mapping (a palette swap, :func:`rose_gen.assets.pixel.metrics.colour_only`, on the changed
   pixels as above)? The ink-mask silhouette IoU is reported beside it.
 - *composite*: is a tile several objects? For stretched pixel sprites, the pool's own
   whole-object shape test on the sprite read back from the cell (:func:`whole_object_failure`:
   separated sizeable parts, a seam, a texture); for other tiles, ink in at least two
-  separated sizeable parts (:func:`rose_gen.pixel_pool.sizeable_parts`), natural for glyphs
+  separated sizeable parts (:func:`rose_gen.assets.pixel.pool.sizeable_parts`), natural for glyphs
   and many emoji, so only reported.
 - *brightness*: how much does the mean CIELAB lightness L* of the cell move?
 - *position*: are exceptions placed evenly over the grid? (:func:`position_bias`).
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rose_gen import pixel_metrics as pm
-from rose_gen import pixel_pool
-from rose_gen.visibility import border_colour, lab
+from rose_gen.assets.pixel import metrics as pm
+from rose_gen.assets.pixel import pool as pixel_pool
+from rose_gen.assets.visibility import border_colour, lab
 
 INK_LEVEL = 24  # 0-255: a pixel is ink when some channel differs from the background by more
 CHANGE_DE = 10.0  # ΔE76 at which a pixel counts as changed
@@ -71,7 +71,7 @@ def silhouette_iou(a: np.ndarray, b: np.ndarray) -> float:
 
 def whole_object_failure(cell: np.ndarray, margin: int, background: Sequence[int]) -> str | None:
     """Why the stretched sprite drawn in ``cell`` is not one whole object (None: it is), by the
-    pixel pool's own shape test (:func:`rose_gen.pixel_pool.shape_rejection`) on the 32 x 32
+    pixel pool's own shape test (:func:`rose_gen.assets.pixel.pool.shape_rejection`) on the 32 x 32
     source pixels read back from the cell's inner square (``margin`` px frame band left out)."""
     inner = cell[margin:cell.shape[0] - margin, margin:cell.shape[1] - margin]
     grid = pm.sprite_grid(inner)

@@ -5,11 +5,11 @@ Per subset:
 - ``similarity``: the distribution (min, p10, median, p90, max) of the sources' own pair
   similarity where rows carry it (``similarity``), the rule's similarity tiers, and the
   *measured* similarity of every exception cell to its scene's majority (SSIM and changed
-  fraction of :func:`rose_gen.visibility.tile_difference`), so subsets without a numeric
+  fraction of :func:`rose_gen.assets.visibility.tile_difference`), so subsets without a numeric
   similarity are comparable too.
 - ``distinct``: pairs, characters, faces, vendors and sprites used; ``reused``: scenes
   minus distinct pairs.
-- ``flagged``: every exception cell that :func:`rose_gen.visibility.scene_visibility`
+- ``flagged``: every exception cell that :func:`rose_gen.assets.visibility.scene_visibility`
   calls invisible (luminance and chroma, against the median majority cell and against
   sampled majority cells aligned within the preset's jitter range): the very check the
   generator applies to every drawn scene, so it must be zero for every preset.
@@ -19,11 +19,11 @@ Per subset:
   ``exception_cells_mismatch``: scenes where the cells that differ from the majority are
   not exactly the rows' ``target_cells``. Only a ``standard`` release promises identical
   majorities (presets with jitter or degradation do not), so these run on standard scenes.
-- ``shortcuts`` (:mod:`rose_gen.shortcuts`): how an exception could be found without a
+- ``shortcuts`` (:mod:`rose_gen.assets.shortcuts`): how an exception could be found without a
   careful look (art-box size, pop-out, off-palette edits, colour-only pairs, composite
   tiles, lightness shift), per subset and per vendor direction (``by_direction``), and
   where the exceptions lie (``position``). ``standard_limits_broken`` lists the documented
-  limits (:data:`rose_gen.shortcuts.STANDARD_LIMITS`) the standard scenes exceed.
+  limits (:data:`rose_gen.assets.shortcuts.STANDARD_LIMITS`) the standard scenes exceed.
 
 Cells are cut from each scene's base image (the T1 row's image); the majority reference
 is the per-pixel median of the scene's majority cells. Pure functions over arrays, I/O
@@ -43,12 +43,12 @@ from PIL import Image
 
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.vocab import SPLITS, ordered_subsets
-from rose_gen import pixel_pool
-from rose_gen import shortcuts as sc
-from rose_gen.degrade import placements_of
-from rose_gen.presets import ROW_FIELD
-from rose_gen.render import tile_margin
-from rose_gen.visibility import aligned, scene_visibility
+from rose_gen.assets import shortcuts as sc
+from rose_gen.assets.pixel import pool as pixel_pool
+from rose_gen.assets.visibility import aligned, scene_visibility
+from rose_gen.render.compose import tile_margin
+from rose_gen.render.degrade import placements_of
+from rose_gen.scene.presets import ROW_FIELD
 
 AUDIT_FILE = "audit.json"
 
@@ -99,8 +99,8 @@ class SceneAudit:
 def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
     """Measure every exception cell of one scene against its majority.
 
-    Visibility: :func:`rose_gen.visibility.scene_visibility` (the generator's own check),
-    with the row's recorded jitter undone. Shortcuts (:mod:`rose_gen.shortcuts`): on those
+    Visibility: :func:`rose_gen.assets.visibility.scene_visibility` (the generator's own check),
+    with the row's recorded jitter undone. Shortcuts (:mod:`rose_gen.assets.shortcuts`): on those
     same cells, against the nearest sampled majority cell.
     """
     rows, cols, cell = int(row["rows"]), int(row["cols"]), int(row["cell_size"])

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from rose_gen.audit import AuditError, audit_release, audit_table, default_audit_path
+from rose_gen.check.audit import AuditError, audit_release, audit_table, default_audit_path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="where to write the JSON record (default: <release>.audit.json beside the release)")
     p.add_argument("--strict", action="store_true",
                    help="also fail on any flagged exception (whatever the preset) and on standard scenes "
-                        "that exceed the shortcut limits (rose_gen.shortcuts.STANDARD_LIMITS)")
+                        "that exceed the shortcut limits (rose_gen.assets.shortcuts.STANDARD_LIMITS)")
     return p
 
 

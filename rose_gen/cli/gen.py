@@ -2,8 +2,8 @@
 
 A single run composes ``conf/`` with Hydra's compose API (no output folders, no log
 files), validates, then plans, renders and exports. ``rose-gen -m ...`` runs every shard
-on a Hydra launcher and merges them (:mod:`rose_gen.hydra_app`); ``rose-gen merge``
-assembles shard folders into the release (:mod:`rose_gen.merge`). Bad input gives one
+on a Hydra launcher and merges them (:mod:`rose_gen.cli.hydra_app`); ``rose-gen merge``
+assembles shard folders into the release (:mod:`rose_gen.release.merge`). Bad input gives one
 line on stderr and exit status 2; a missing asset or a rendering failure gives one line
 and exit status 1.
 """
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from rose_gen.config import CONF_DIR, ConfigError, build_config, compose_config
+from rose_gen.release.config import CONF_DIR, ConfigError, build_config, compose_config
 
 USAGE = """\
 usage: rose-gen profile=<mini|v0_1> output_dir=<dir> [seed=<int>] [workers=<n>]
@@ -50,17 +50,17 @@ def _progress(enabled: bool):
 def bad_input_errors() -> tuple[type[Exception], ...]:
     """The errors that mean bad input (one line, exit 2); imported on first use."""
     from rose_eval.registry import RegistryError
-    from rose_gen.export import ReleaseError
-    from rose_gen.pipeline import PluginError
-    from rose_gen.plan import PlanError
+    from rose_gen.release.export import ReleaseError
+    from rose_gen.release.pipeline import PluginError
+    from rose_gen.scene.plan import PlanError
 
     return ConfigError, PlanError, PluginError, RegistryError, ReleaseError
 
 
 def merge_main(args: list[str]) -> int:
     """``rose-gen merge <shards>... <release> [--overwrite]``."""
-    from rose_gen.export import ReleaseError
-    from rose_gen.merge import merge_shards
+    from rose_gen.release.export import ReleaseError
+    from rose_gen.release.merge import merge_shards
 
     overwrite = "--overwrite" in args
     paths = [a for a in args if a != "--overwrite"]
@@ -89,11 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["merge"]:
         return merge_main(args[1:])
     if args[:1] in (["-m"], ["--multirun"]) and not any(a in ("-h", "--help", "--cfg") for a in args):
-        from rose_gen.hydra_app import multirun
+        from rose_gen.cli.hydra_app import multirun
 
         return multirun(args[1:])
     if args[:1] == ["preview"]:
-        from rose_gen.preview.cli import main as preview_main
+        from rose_gen.cli.preview import main as preview_main
 
         return preview_main(args[1:])
     if any(a in ("-h", "--help") for a in args):
@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if config.output_dir is None:
             raise ConfigError("output_dir is required, e.g. rose-gen profile=mini output_dir=out/mini")
-        from rose_gen.pipeline import generate_release
+        from rose_gen.release.pipeline import generate_release
 
         result = generate_release(config, progress=_progress(config.progress))
     except bad_input_errors() as exc:

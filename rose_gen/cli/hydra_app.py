@@ -26,7 +26,7 @@ from hydra.errors import CompactHydraException, HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from rose_gen.config import (
+from rose_gen.release.config import (
     CONF_DIR,
     ConfigError,
     GenConfig,
@@ -36,7 +36,7 @@ from rose_gen.config import (
     parse_overrides,
     schema_config,
 )
-from rose_gen.shards import SHARD_SUMMARY, ShardSpec, shard_name
+from rose_gen.release.shards import SHARD_SUMMARY, ShardSpec, shard_name
 
 SWEPT_KEY = "shard.index"
 FAILED_FILE = ".rose-gen-failed"  # a failed job's one-line error, in its shard folder
@@ -94,8 +94,8 @@ def run_job(cfg: DictConfig) -> str | None:
     """
     from hydra.core.hydra_config import HydraConfig
 
-    from rose_gen.cli import bad_input_errors
-    from rose_gen.pipeline import generate_release
+    from rose_gen.cli.gen import bad_input_errors
+    from rose_gen.release.pipeline import generate_release
 
     failed = Path(HydraConfig.get().runtime.output_dir) / FAILED_FILE
     failed.unlink(missing_ok=True)
@@ -132,8 +132,8 @@ class MergeShards(Callback):
     """Hydra callback: when the sweep ends, merge the shards into ``output_dir`` if all are there."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from rose_gen.export import ReleaseError
-        from rose_gen.merge import merge_shards
+        from rose_gen.release.export import ReleaseError
+        from rose_gen.release.merge import merge_shards
 
         try:
             gen, spec = _spec(config)

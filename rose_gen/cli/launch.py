@@ -69,7 +69,7 @@ def _command(program: str, module: str) -> Callable[[], int]:
     return main
 
 
-gen = _command("rose-gen", "rose_gen.cli")
-verify = _command("rose-verify", "rose_gen.verify_cli")
-audit = _command("rose-audit", "rose_gen.audit_cli")
-replay = _command("rose-replay", "rose_gen.replay_cli")
+gen = _command("rose-gen", "rose_gen.cli.gen")
+verify = _command("rose-verify", "rose_gen.cli.verify")
+audit = _command("rose-audit", "rose_gen.cli.audit")
+replay = _command("rose-replay", "rose_gen.cli.replay")

@@ -7,9 +7,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rose_gen.preview.build import DEFAULT_PER_SUBSET, build_preview
-from rose_gen.preview.scenes import PreviewError
-from rose_gen.sources.base import AssetError
+from rose_gen.check.preview.build import DEFAULT_PER_SUBSET, build_preview
+from rose_gen.check.preview.scenes import PreviewError
+from rose_gen.core.errors import AssetError
 
 
 class _Parser(argparse.ArgumentParser):

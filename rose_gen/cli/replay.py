@@ -6,7 +6,7 @@ Usage::
     rose-replay <v0.1 folder | metadata.jsonl> --report_only FILE [--pixel_assets DIR]
     rose-replay <v0.1 folder | metadata.jsonl> --compare_images <images dir> [--audit_out FILE]
 
-The first form writes a release in our layout (``rose_gen.export``) plus
+The first form writes a release in our layout (``rose_gen.release.export``) plus
 ``replay_report.json`` (substitutions, scene counts by asset kind, inconsistencies and
 defects of the released rows, carried fields, difficulty agreement, scenes not rendered).
 The second re-derives the rows and resolves the assets without drawing and writes only that
@@ -24,8 +24,7 @@ from pathlib import Path
 
 from assets_manifest import ManifestError, manifest_path, sha256_file
 from assets_manifest.build.manifest_json import write_text_atomic
-from rose_gen.export import ExportSettings, ReleaseError, ReleaseInfo, ReleaseWriter, check_target
-from rose_gen.replay import (
+from rose_gen.check.replay import (
     MANIFEST,
     ReplayError,
     ReplayOptions,
@@ -36,9 +35,16 @@ from rose_gen.replay import (
     replay_rows,
     summarize,
 )
-from rose_gen.schema import SceneRows
-from rose_gen.sources.base import AssetError
-from rose_gen.templates import BRIDGE_TEMPLATES, MAIN_TEMPLATES
+from rose_gen.core.errors import AssetError
+from rose_gen.core.schema import SceneRows
+from rose_gen.release.export import (
+    ExportSettings,
+    ReleaseError,
+    ReleaseInfo,
+    ReleaseWriter,
+    check_target,
+)
+from rose_gen.tasks.templates import BRIDGE_TEMPLATES, MAIN_TEMPLATES
 
 REPORT_FILE = "replay_report.json"
 
@@ -67,7 +73,7 @@ def _release_info(root: Path, files: Sequence[Path], options: ReplayOptions) -> 
                          "manifest": f"assets_manifest/{MANIFEST}.json",
                          "manifest_sha256": sha256_file(manifest_path(MANIFEST)),
                          "png_compress_level": options.png_compress_level}}
-    from rose_gen.pipeline import library_versions
+    from rose_gen.release.pipeline import library_versions
 
     return ReleaseInfo(config=config, versions=library_versions(), dataset_name="ROSE v0.1 (replayed)")
 

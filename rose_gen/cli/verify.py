@@ -29,8 +29,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="skip re-planning from the recorded config (files, invariants and images only)")
     args = parser.parse_args(argv)
 
-    from rose_gen.export import ReleaseError
-    from rose_gen.verify import iter_lines, verify_release
+    from rose_gen.check.verify import iter_lines, verify_release
+    from rose_gen.release.export import ReleaseError
 
     try:
         report = verify_release(args.release, rerender=args.rerender, rederive=not args.no_rederive)

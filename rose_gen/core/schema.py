@@ -11,8 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rose_gen.sources.base import AssetPair
-
 GENERATOR_NAME = "rose_gen"
 GENERATOR_VERSION = "0.1.0"
 DATASET_VERSION = f"{GENERATOR_NAME}-{GENERATOR_VERSION}"
@@ -26,6 +24,25 @@ REGION_TEMPLATES: tuple[str, ...] = (
 )
 
 Cell = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class AssetPair:
+    """One majority/exception pairing, already oriented (majority first).
+
+    ``pair_key`` identifies the *undirected* pair, so non-reuse is judged on it.
+    ``row_fields`` are the v0.1 subset fields copied verbatim onto every task row of a
+    scene that uses this pair (JSON-serialisable). ``render`` is what ``render_tile``
+    needs (font file and face index, vendor paths, sprite ids ...), also JSON-safe.
+    """
+
+    source: str
+    majority: str
+    target: str
+    pair_key: str
+    row_fields: Mapping[str, Any] = field(default_factory=dict)
+    render: Mapping[str, Any] = field(default_factory=dict)
+    similarity: float | None = None
 
 
 def plain_json(value: Any) -> Any:

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from rose_eval.vocab import SPLITS
-from rose_gen.release_features import IMAGE, yaml_feature
+from rose_gen.release.features import IMAGE, yaml_feature
 
 if TYPE_CHECKING:
-    from rose_gen.export import ExportSettings, ReleaseInfo
+    from rose_gen.release.export import ExportSettings, ReleaseInfo
 
 
 def dataset_card(info: ReleaseInfo, columns: list, counts: Mapping[str, Any], settings: ExportSettings,

@@ -24,17 +24,17 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from rose_eval import vocab
-from rose_gen.difficulty import DifficultyParams
-from rose_gen.export import ExportSettings
-from rose_gen.layout import LayoutParams
-from rose_gen.plan import PlanError, SubsetPlan, validate_plan
-from rose_gen.presets import PresetConf, PresetError, preset_from_conf
-from rose_gen.regions import RegionSizes
-from rose_gen.render import CUE_OVERLAYS, CUE_PALETTE, CueSettings, RenderSettings
-from rose_gen.schema import DATASET_VERSION
-from rose_gen.shards import ShardSpec
+from rose_gen.core.schema import DATASET_VERSION
+from rose_gen.release.export import ExportSettings
+from rose_gen.release.shards import ShardSpec
+from rose_gen.render.compose import CUE_OVERLAYS, CUE_PALETTE, CueSettings, RenderSettings
+from rose_gen.scene.difficulty import DifficultyParams
+from rose_gen.scene.layout import LayoutParams
+from rose_gen.scene.plan import PlanError, SubsetPlan, validate_plan
+from rose_gen.scene.presets import PresetConf, PresetError, preset_from_conf
+from rose_gen.scene.regions import RegionSizes
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 SCHEMA_NAME = "rose_gen_schema"
 # Keys that say how to run, not what to make: never recorded in the release.
 RUN_KEYS: tuple[str, ...] = ("output_dir", "workers", "overwrite", "progress", "shard")
@@ -89,7 +89,7 @@ class DifficultyConf:
     grid_points: dict[str, int] = field(default_factory=dict)
     high_similarity: float | None = None
     high_similarity_share: float = 0.2
-    preset: PresetConf = field(default_factory=PresetConf)  # difficulty preset knobs (rose_gen/presets.py)
+    preset: PresetConf = field(default_factory=PresetConf)  # difficulty preset knobs (rose_gen/scene/presets.py)
 
 
 @dataclass

@@ -8,8 +8,8 @@ only replaced when ``overwrite`` is set, or when the new release is byte-identic
 Scenes are written as they arrive: images and JSONL rows go to disk at once and every
 file is hashed on its way there; memory holds counters, column types and hashes, not
 rows or images. The Parquet files are streamed on commit from the JSONL and the images
-(:mod:`rose_gen.parquet_export`). The same writer assembles a merge of shards
-(:mod:`rose_gen.merge`), so both give the same bytes.
+(:mod:`rose_gen.release.parquet`). The same writer assembles a merge of shards
+(:mod:`rose_gen.release.merge`), so both give the same bytes.
 
 Layout (all paths relative to the release root, forward slashes)::
 
@@ -41,10 +41,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rose_eval.vocab import SPLITS, TEMPLATE_ORDER, ordered_subsets
-from rose_gen.parquet_export import parquet_names, read_rows, write_parquet
-from rose_gen.release_card import dataset_card, licenses_text
-from rose_gen.release_features import ColumnCollector, describe
-from rose_gen.schema import SceneRows
+from rose_gen.core.schema import SceneRows
+from rose_gen.release.card import dataset_card, licenses_text
+from rose_gen.release.features import ColumnCollector, describe
+from rose_gen.release.parquet import parquet_names, read_rows, write_parquet
 
 SUMMARY_FILE = "export_summary.json"
 CARD_FILE = "README.md"

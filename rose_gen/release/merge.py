@@ -3,7 +3,7 @@
 The shards must be exactly shards 0..n-1 of one release: the same count, config,
 versions, assets and attributions, each index once. Their scenes are merged by release
 position (a streaming k-way merge: one scene per shard in memory) into the same
-:class:`~rose_gen.export.ReleaseWriter` a single run uses, so rows, counts, columns,
+:class:`~rose_gen.release.export.ReleaseWriter` a single run uses, so rows, counts, columns,
 Parquet, card, licences and summary come out the same. Images are hard-linked from the
 shards when they share a file system (copied otherwise) after their sha256 is checked.
 """
@@ -17,9 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rose_gen.export import ReleaseError, ReleaseInfo, ReleaseWriter, check_target, sha256_path
-from rose_gen.schema import SceneRows
-from rose_gen.shards import (
+from rose_gen.core.schema import SceneRows
+from rose_gen.release.export import (
+    ReleaseError,
+    ReleaseInfo,
+    ReleaseWriter,
+    check_target,
+    sha256_path,
+)
+from rose_gen.release.shards import (
     SCENES_FILE,
     SHARD_FORMAT,
     SHARD_SUMMARY,
@@ -133,7 +139,7 @@ def _records(shard: Shard) -> Iterator[tuple[int, int, dict[str, Any]]]:
 
 def merge_shards(folders: Sequence[Path], output_dir: Path, *, overwrite: bool = False) -> tuple[Path, bool, int]:
     """Merge shard folders into the release at ``output_dir`` atomically: (path, written, scenes)."""
-    from rose_gen.config import ConfigError, config_from_recorded
+    from rose_gen.release.config import ConfigError, config_from_recorded
 
     shards = load_shards(expand_shard_args(folders))
     summary = shards[0].summary

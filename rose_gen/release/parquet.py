@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rose_gen.release_features import IMAGE, arrow_schema
+from rose_gen.release.features import IMAGE, arrow_schema
 
 
 class HashingFile(io.RawIOBase):

@@ -20,15 +20,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rose_gen.degrade import needs_preset_render, render_preset_scene
-from rose_gen.render import CueSettings, RenderSettings, render_scene, scene_cue_color
-from rose_gen.schema import SceneRows, SceneSpec, base_image_record, cue_image_record
+from rose_gen.core.schema import SceneRows, SceneSpec, base_image_record, cue_image_record
+from rose_gen.render.compose import CueSettings, RenderSettings, render_scene, scene_cue_color
+from rose_gen.render.degrade import needs_preset_render, render_preset_scene
 from rose_gen.sources import SOURCES, load_sources
-from rose_gen.templates import build_scene_rows
+from rose_gen.tasks.templates import build_scene_rows
 
 if TYPE_CHECKING:  # workers import this module: keep Hydra and pyarrow out of it
-    from rose_gen.config import GenConfig
-    from rose_gen.export import ReleaseInfo
+    from rose_gen.release.config import GenConfig
+    from rose_gen.release.export import ReleaseInfo
 
 # Python packages whose versions can change the bytes of a release.
 RENDER_LIBRARIES: tuple[str, ...] = ("numpy", "pillow", "pyarrow", "fonttools", "cairosvg", "cairocffi",
@@ -234,7 +234,7 @@ class GenerationResult:
 
 def plan_subsets(config: GenConfig) -> Iterator[list[SceneSpec]]:
     """The scenes of each selected subset, one list per subset in config order (pure after plug-in import)."""
-    from rose_gen.plan import plan_subset
+    from rose_gen.scene.plan import plan_subset
 
     import_plugins(config.plugins)
     for plan in config.plans:
@@ -260,7 +260,7 @@ def render_release(config: GenConfig, sink: SceneSink, *, owns: Callable[[int], 
     every shard of a release records the same provenance. ``n_scenes`` is how many scenes
     ``owns`` selects (it caps the worker count and sizes the progress bar).
     """
-    from rose_gen.export import ReleaseInfo
+    from rose_gen.release.export import ReleaseInfo
 
     total = sum(plan.n_scenes for plan in config.plans)  # plan_subset makes exactly n_scenes per plan
     mine = total if n_scenes is None else n_scenes
@@ -289,7 +289,7 @@ def generate_release(config: GenConfig, *, progress: Progress | None = None) -> 
 
     With ``config.shard`` set, writes that shard's folder instead (:func:`generate_shard`).
     """
-    from rose_gen.export import ReleaseWriter, check_target
+    from rose_gen.release.export import ReleaseWriter, check_target
 
     if config.shard is not None:
         return generate_shard(config, progress=progress)
@@ -307,7 +307,7 @@ def generate_shard(config: GenConfig, *, progress: Progress | None = None) -> Ge
 
     A folder that already holds this shard of the same config is kept as it is (resume).
     """
-    from rose_gen.shards import ShardWriter, check_shard_target, finished_shard
+    from rose_gen.release.shards import ShardWriter, check_shard_target, finished_shard
 
     spec = config.shard
     assert spec is not None

@@ -15,7 +15,7 @@ A shard folder (``<shard.dir>/shard-<i>-of-<n>``, written atomically like a rele
     shard_summary.json                  index, count, the release's config, versions, assets,
                                         attributions, and the sha256 of every file
 
-``rose-gen merge`` (:mod:`rose_gen.merge`) assembles shards into the release.
+``rose-gen merge`` (:mod:`rose_gen.release.merge`) assembles shards into the release.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rose_gen.export import AtomicFolder, ReleaseError, ReleaseInfo, json_line, read_json
-from rose_gen.schema import SceneRows
+from rose_gen.core.schema import SceneRows
+from rose_gen.release.export import AtomicFolder, ReleaseError, ReleaseInfo, json_line, read_json
 
 SHARD_SUMMARY = "shard_summary.json"
 SCENES_FILE = "scenes.jsonl"

@@ -1,15 +1,15 @@
 """Build rose-eval's bundled tiny example: synthetic v0.1-format metadata and a mixed predictions file.
 
 The example ships inside the evaluator (``rose_eval/examples/tiny``) as plain data; this
-builder lives in the generator because it draws scenes through ``rose_gen.rng`` (the
+builder lives in the generator because it draws scenes through ``rose_gen.core.rng`` (the
 evaluator never imports the generator). Deterministic: re-running writes byte-identical
-files (``tests/rose_gen/test_tiny_example.py`` checks the shipped copy).
+files (``tests/rose_gen/release/test_tiny_example.py`` checks the shipped copy).
 
 No pixels and no real v0.1 rows: scenes are grids with a few target cells drawn at
 random, and every task row carries the v0.1 fields the evaluator reads (plus the usual
 descriptive ones). Bridge rows (T1B, T2B) are included.
 
-    python -m rose_gen.tiny_example [OUT_DIR]   # default: rose_eval/examples/tiny
+    python -m rose_gen.release.tiny_example [OUT_DIR]   # default: rose_eval/examples/tiny
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 
 import rose_eval
 from rose_eval.vocab import PROTOCOL_VERSION, SUBSET_ORDER, TEMPLATE_ORDER
-from rose_gen.rng import scene_rng
+from rose_gen.core.rng import scene_rng
 
 SEED = 20260101
 TINY_DIR = Path(rose_eval.__file__).resolve().parent / "examples" / "tiny"

@@ -43,9 +43,9 @@ from PIL import Image
 from skimage.color import rgb2lab
 
 from rose_eval.registry import Registry
-from rose_gen.schema import SceneSpec
-from rose_gen.sources.base import AssetPair, VisualSource
-from rose_gen.visibility import border_colour
+from rose_gen.assets.visibility import border_colour
+from rose_gen.core.schema import AssetPair, SceneSpec
+from rose_gen.sources.base import VisualSource
 
 # The template whose region the cue image highlights.
 CUE_TEMPLATE = "T4_CLICK_VISUAL_REGION"
@@ -224,7 +224,7 @@ def tile_array(tile: Image.Image, cell_size: int, what: str) -> np.ndarray:
 
 
 def tile_background(tile: np.ndarray) -> np.ndarray:
-    """A tile's background colour: the most common colour of its border (:func:`rose_gen.visibility.border_colour`)."""
+    """A tile's background colour: the most common colour of its border (:func:`rose_gen.assets.visibility.border_colour`)."""
     return border_colour(tile)
 
 
@@ -240,7 +240,7 @@ def band_is_clear(tile: np.ndarray, margin: int, background: np.ndarray) -> bool
 def scene_tiles(scene: SceneSpec, source: VisualSource) -> list[np.ndarray]:
     """The scene's distinct tiles as composed into cells: majority, target and, when a preset
     drew one, the second target; all keep the frame margin clear (see the module docstring)."""
-    from rose_gen.schema import asset_pair_from_json
+    from rose_gen.core.schema import asset_pair_from_json
 
     drawn = [(scene.pair, "majority", "majority tile"), (scene.pair, "target", "target tile")]
     second = (scene.extra.get("preset") or {}).get("second")

@@ -1,14 +1,14 @@
 """Rendering under a difficulty preset: second identity, per-cell jitter, image degradation.
 
-Used by :func:`rose_gen.render.render_scene` for scenes whose ``extra["preset"]`` asks for
-any of these (see :mod:`rose_gen.presets`); standard scenes never come here.
+Used by :func:`rose_gen.render.compose.render_scene` for scenes whose ``extra["preset"]`` asks for
+any of these (see :mod:`rose_gen.scene.presets`); standard scenes never come here.
 
 - Each distinct tile (majority, target, second target) is rendered once by the source.
 - Jitter: every cell draws, from the scene's recorded jitter seed, a scale in
   ``[min_scale, 1]`` and an offset of up to ``max_offset * cell`` pixels in x and y, in
   one vectorised draw. The scaled tile (bilinear, cached per distinct size) is pasted at
   the cell centre plus the offset on the tile's background colour, clipped to the cell
-  less its frame margin (:func:`rose_gen.render.tile_margin`), which stays clear.
+  less its frame margin (:func:`rose_gen.render.compose.tile_margin`), which stays clear.
 - Degradation: the finished base image is downscaled by the recorded factor and scaled
   back (bilinear), then JPEG round-tripped at the recorded quality (Pillow, 4:2:0). The
   cue is drawn after that, so the highlight stays exactly on the T4 rectangle.
@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from rose_gen.render import (
+from rose_gen.core.schema import SceneSpec
+from rose_gen.render.compose import (
     RenderedScene,
     RenderSettings,
     apply_cue,
@@ -35,7 +36,6 @@ from rose_gen.render import (
     tile_background,
     tile_margin,
 )
-from rose_gen.schema import SceneSpec
 from rose_gen.sources.base import VisualSource
 
 
@@ -88,7 +88,7 @@ def jittered_grid(tiles: list[np.ndarray], index: np.ndarray, params: Mapping[st
     """The grid with every cell's tile scaled and shifted by its own draw (see the module docstring).
 
     Content is clipped to the cell less its ``margin`` px frame band, so the band stays clear
-    (:func:`rose_gen.render.tile_margin`).
+    (:func:`rose_gen.render.compose.tile_margin`).
     """
     rows, cols = index.shape
     cell = tiles[0].shape[0]

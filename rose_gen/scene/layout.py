@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from rose_eval.registry import Registry
-from rose_gen.schema import Cell
+from rose_gen.core.schema import Cell
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,17 @@ from typing import Any
 import numpy as np
 
 from rose_eval import vocab
-from rose_gen import redraw
-from rose_gen.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
-from rose_gen.layout import V0_1_EXCEPTION_COUNTS, V0_1_PROFILE_MIX, LayoutParams, sample_layout
-from rose_gen.presets import (
+from rose_gen.core.rng import scene_rng, subset_rng
+from rose_gen.core.schema import DATASET_VERSION, REGION_TEMPLATES, AssetPair, RegionSpec, SceneSpec
+from rose_gen.scene import redraw
+from rose_gen.scene.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
+from rose_gen.scene.layout import (
+    V0_1_EXCEPTION_COUNTS,
+    V0_1_PROFILE_MIX,
+    LayoutParams,
+    sample_layout,
+)
+from rose_gen.scene.presets import (
     DifficultyPreset,
     PresetError,
     PresetPool,
@@ -27,11 +34,9 @@ from rose_gen.presets import (
     preset_layout,
     validate_preset,
 )
-from rose_gen.regions import CASES, RegionError, RegionSizes, sample_region
-from rose_gen.rng import scene_rng, subset_rng
-from rose_gen.schema import DATASET_VERSION, REGION_TEMPLATES, RegionSpec, SceneSpec
-from rose_gen.sources.base import AssetPair, VisualSource
-from rose_gen.split import assign_splits
+from rose_gen.scene.regions import CASES, RegionError, RegionSizes, sample_region
+from rose_gen.scene.split import assign_splits
+from rose_gen.sources.base import VisualSource
 
 NUMERIC_REGION_TYPES: tuple[str, ...] = ("ROW_RANGE", "COL_RANGE", "RECTANGLE")
 CUE_TYPES: tuple[str, ...] = ("OUTLINE_BOX", "MASK")
@@ -55,7 +60,7 @@ class SubsetPlan:
     excluded box; ``case_weights`` the wanted-case mix for T2..T5 (T4 is always a
     VISUAL_REGION rectangle). ``font_scale`` sets ``font_size = int(cell_size *
     font_scale)`` (glyph subsets), ``None`` for no font. ``source_options`` is handed to
-    the source's ``pool()``. ``preset`` is the difficulty preset (:mod:`rose_gen.presets`;
+    the source's ``pool()``. ``preset`` is the difficulty preset (:mod:`rose_gen.scene.presets`;
     the default, ``standard``, changes nothing).
     """
 
@@ -196,7 +201,7 @@ def pair_order(seed: int, subset: str, pool_size: int) -> np.ndarray:
 def _pair_for_scene(
     seed: int, plan: SubsetPlan, k: int, pool: Sequence[AssetPair], draw: int = 0
 ) -> tuple[AssetPair, int]:
-    """Scene k's pair and its use count; ``draw`` > 0 picks a replacement (:mod:`rose_gen.redraw`)."""
+    """Scene k's pair and its use count; ``draw`` > 0 picks a replacement (:mod:`rose_gen.scene.redraw`)."""
     if not pool:
         raise PlanError(f"{plan.subset}: the {plan.source} source offers no asset pairs")
     order = pair_order(seed, plan.subset, len(pool))
@@ -233,7 +238,7 @@ def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source:
                  cut: float | None) -> SceneSpec:
     """Scene k with the preset applied, redrawn until its exceptions are visible as rendered.
 
-    See :mod:`rose_gen.redraw`: draw 0 is the subset's pair order; later draws take spare
+    See :mod:`rose_gen.scene.redraw`: draw 0 is the subset's pair order; later draws take spare
     pairs of the band, then of the whole pool. Rejected draws are recorded on the rows.
     """
     rejected: list[dict[str, Any]] = []
@@ -265,7 +270,7 @@ def _plan_scene(
 
     ``pool`` is the preset's band of the source pool (or the whole pool for late redraws);
     the preset's per-scene choices are added afterwards by
-    :func:`rose_gen.presets.apply_preset`. ``draw`` numbers the redraws (0: the first draw).
+    :func:`rose_gen.scene.presets.apply_preset`. ``draw`` numbers the redraws (0: the first draw).
     """
     info = source.info
     if info.subset != plan.subset:

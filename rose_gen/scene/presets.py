@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from rose_gen.layout import LayoutParams
-from rose_gen.rng import scene_rng
-from rose_gen.schema import SceneSpec, asset_pair_to_json
-from rose_gen.sources.base import AssetPair, VisualSource
+from rose_gen.core.rng import scene_rng
+from rose_gen.core.schema import AssetPair, SceneSpec, asset_pair_to_json
+from rose_gen.scene.layout import LayoutParams
+from rose_gen.sources.base import VisualSource
 
 ROW_FIELD = "difficulty_preset"  # the row column recording a scene's preset choices
 EXTRA_KEY = "preset"  # SceneSpec.extra key the renderer reads
@@ -49,7 +49,7 @@ MIN_CELL_PX = 12  # smallest cell a cell_scale may produce
 ORIENT_TRIES = 8  # orientations drawn per pool entry when looking for a companion
 MAX_COMPANION_CHECKS = 6  # candidates rendered and checked per scene, at most
 # A second identity must clear the visibility rule with a margin (4x the changed share of
-# rose_gen.visibility's defaults): smaller cells, jitter and degradation come on top of it.
+# rose_gen.assets.visibility's defaults): smaller cells, jitter and degradation come on top of it.
 COMPANION_VISIBILITY: dict[str, float] = {"min_changed_fraction": 0.02, "max_ssim": 0.98}
 
 
@@ -244,7 +244,7 @@ class PresetPool:
 
 
 def _tile(source: VisualSource, pair: AssetPair, role: str, cell: int) -> np.ndarray:
-    from rose_gen.render import tile_array
+    from rose_gen.render.compose import tile_array
 
     return tile_array(source.render_tile(pair, role, cell), cell, f"{pair.source} {role} tile")
 
@@ -259,7 +259,7 @@ def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_siz
     the scene's and its target is visible, with the margin of :data:`COMPANION_VISIBILITY`,
     against the majority and against the first target.
     """
-    from rose_gen.visibility import is_visible, tile_difference
+    from rose_gen.assets.visibility import is_visible, tile_difference
 
     found: dict[str, AssetPair] = {}
     for i in ppool.by_side.get(pair.majority, ()):

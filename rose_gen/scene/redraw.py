@@ -4,7 +4,7 @@ A pool's pairs were verified once, at one reference size. A scene draws them at 
 cell size, and a difficulty preset then shrinks, jitters and degrades them, so after
 planning every scene is checked as it will be rendered: :func:`drawn_visibility` renders
 the scene's base image (or, for a plain grid, its distinct tiles, which is the same
-thing), and judges every exception cell with :func:`rose_gen.visibility.scene_visibility`,
+thing), and judges every exception cell with :func:`rose_gen.assets.visibility.scene_visibility`,
 the measure ``rose-audit`` applies to the release (with the recorded jitter undone and the
 thresholds raised to the scene's own noise floor).
 
@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rose_gen.rng import scene_rng
-from rose_gen.schema import SceneSpec
+from rose_gen.assets.visibility import Thresholds, scene_visibility, tile_difference, why_invisible
+from rose_gen.core.rng import scene_rng
+from rose_gen.core.schema import SceneSpec
 from rose_gen.sources.base import VisualSource
-from rose_gen.visibility import Thresholds, scene_visibility, tile_difference, why_invisible
 
 ROW_FIELD = "visibility_redraws"  # row column listing the draws a scene rejected (absent: none)
 MAX_DRAWS = 16  # the first draw and up to 15 replacements
@@ -37,12 +37,12 @@ def drawn_visibility(scene: SceneSpec, source: VisualSource, thresholds: Thresho
     """Why some exception of ``scene`` is invisible as rendered (one line per cell); [] when all are visible.
 
     Scenes with jitter or degradation are rendered whole and judged like a release image
-    (the recorded jitter draws undone, :func:`rose_gen.degrade.scene_placements`); on a
+    (the recorded jitter draws undone, :func:`rose_gen.render.degrade.scene_placements`); on a
     plain grid every cell of a role is the same tile, so each distinct exception tile is
     compared with the majority tile (what :func:`scene_visibility` computes there).
     """
-    from rose_gen.degrade import needs_preset_render, preset_base_image, scene_placements
-    from rose_gen.render import scene_tiles
+    from rose_gen.render.compose import scene_tiles
+    from rose_gen.render.degrade import needs_preset_render, preset_base_image, scene_placements
 
     record = scene.extra.get("preset") or {}
     if needs_preset_render(scene) and (record.get("jitter") or record.get("degrade")):

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rose_eval.registry import Registry
-from rose_gen.schema import Cell, RegionSpec
+from rose_gen.core.schema import Cell, RegionSpec
 
 CASES: tuple[str, ...] = ("zero", "partial", "all")
 # Distance between cases, used to pick the nearest feasible case on fallback.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rose_gen.rng import subset_rng
+from rose_gen.core.rng import subset_rng
 
 
 def dev_scene_indices(seed: int, subset: str, n_scenes: int, n_dev: int) -> frozenset[int]:

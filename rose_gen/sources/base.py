@@ -8,7 +8,7 @@ which source it holds: everything subset-specific goes through this interface.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -16,24 +16,10 @@ from PIL import Image
 
 from rose_eval.registry import Registry
 
-
-@dataclass(frozen=True)
-class AssetPair:
-    """One majority/exception pairing, already oriented (majority first).
-
-    ``pair_key`` identifies the *undirected* pair, so non-reuse is judged on it.
-    ``row_fields`` are the v0.1 subset fields copied verbatim onto every task row of a
-    scene that uses this pair (JSON-serialisable). ``render`` is what ``render_tile``
-    needs (font file and face index, vendor paths, sprite ids ...), also JSON-safe.
-    """
-
-    source: str
-    majority: str
-    target: str
-    pair_key: str
-    row_fields: Mapping[str, Any] = field(default_factory=dict)
-    render: Mapping[str, Any] = field(default_factory=dict)
-    similarity: float | None = None
+# AssetPair and AssetError live at the bottom (rose_gen.core) so that assets and rendering
+# need not import the sources layer; they are re-exported here as part of the plug-in API.
+from rose_gen.core.errors import AssetError
+from rose_gen.core.schema import AssetPair
 
 
 @dataclass(frozen=True)
@@ -67,7 +53,7 @@ class VisualSource(Protocol):
       their licences, for the release's ``LICENSES.md``. Each record may use
       ``family`` or ``package`` (+ ``package_version``) or ``id``; ``license`` or
       ``licence``; ``url`` or ``upstream``; ``notes``, ``note``, ``copyright`` and
-      ``faces`` (see ``rose_gen.pipeline.normalise_attribution``). Records are merged
+      ``faces`` (see ``rose_gen.release.pipeline.normalise_attribution``). Records are merged
       across sources by family.
     - ``licences() -> list[dict]``: the same records under another name; read only when
       ``attribution`` is absent. A source with neither is listed as
@@ -94,9 +80,10 @@ class VisualSource(Protocol):
         ...
 
 
-class AssetError(RuntimeError):
-    """An asset is missing, unreadable or fails its checksum; the message is one line."""
-
+__all__ = [
+    "ENTRY_POINT_GROUP", "SOURCES", "AssetError", "AssetPair", "SourceInfo", "VisualSource",
+    "load_plugin_sources",
+]
 
 SOURCES: Registry[VisualSource] = Registry("visual source")
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from rose_eval.vocab import SUBSET_ID_PREFIX
-from rose_gen.emoji_assets import (
+from rose_gen.assets.emoji.artwork import (
     EMOJI_VENDORS,
     STYLE_VENDORS,
     EmojiPairSource,

@@ -1,6 +1,6 @@
 """ROSE-EmojiStyle: one emoji identity; the majority drawn by vendor A, the exception by vendor B.
 
-Vendors are Twemoji, OpenMoji and Noto Color Emoji (``rose_gen.emoji_assets``); A and B
+Vendors are Twemoji, OpenMoji and Noto Color Emoji (``rose_gen.assets.emoji.artwork``); A and B
 always differ in artwork (Twemoji SVG against Twemoji PNG never counts). The pool holds
 one entry per identity of ``assets_manifest/emoji_style_identities.json`` whose vendor
 pairings in use were all verified (both tiles inked, visibly different at 42 px);
@@ -16,7 +16,7 @@ artwork opposite Twemoji (Twemoji's own PNGs are the same drawing), and, like v0
 and stays available through the options.
 
 The two tiles of a scene are scaled so their ink boxes have the same area whatever the
-vendors (:mod:`rose_gen.emoji_fit`; the share is :func:`rose_gen.emoji_assets.pair_fit`
+vendors (:mod:`rose_gen.assets.emoji.fit`; the share is :func:`rose_gen.assets.emoji.artwork.pair_fit`
 of the pair's two vendors, recorded in the render spec), so size never tells the
 exception.
 
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from rose_eval.vocab import SUBSET_ID_PREFIX
-from rose_gen.emoji_assets import (
+from rose_gen.assets.emoji.artwork import (
     EMOJI_VENDORS,
     STYLE_VENDORS,
     EmojiPairSource,

@@ -4,7 +4,7 @@ The pairs come from ``assets_manifest/glyph_pairs.json`` (mined and verified by
 ``assets_manifest/build/mine_glyph_pairs.py``), the faces from ``assets_manifest/fonts.json``.
 The pool holds one entry per undirected pair (so a release never reuses a pair), each
 assigned one face in which the pair was verified (both glyphs pass the glyph checks of
-:mod:`rose_gen.fonts`, the two tiles differ perceptually at 42 px); faces are assigned
+:mod:`rose_gen.assets.fonts`, the two tiles differ perceptually at 42 px); faces are assigned
 round-robin in pool order so every face is used about equally. ``orient`` draws the
 direction, so both directions occur.
 
@@ -17,7 +17,7 @@ Options (``pool(options)``):
 - ``faces``: face names of that pool to use (default: all of them);
 - ``tiers``: similarity tiers to use (default: all, ``high``/``medium``/``low``);
 - ``visibility``: ``{"min_changed_fraction": .., "max_ssim": ..}`` stricter than the defaults
-  of :func:`rose_gen.visibility.is_visible`;
+  of :func:`rose_gen.assets.visibility.is_visible`;
 - ``reverify``: re-render and re-check every (pair, face) instead of trusting the manifest's
   recorded measurements (automatic when the installed FreeType differs from the recorded one).
 
@@ -37,7 +37,7 @@ from PIL import Image, features
 
 from assets_manifest import load_manifest, manifest_path, sha256_file
 from rose_eval.vocab import SUBSET_ID_PREFIX
-from rose_gen.fonts import (
+from rose_gen.assets.fonts import (
     DEFAULT_FONT_POOL,
     FONT_POOLS,
     FontFace,
@@ -48,9 +48,9 @@ from rose_gen.fonts import (
     render_glyph_tile,
     resolve_face,
 )
-from rose_gen.fonts import licences as font_licences
+from rose_gen.assets.fonts import licences as font_licences
+from rose_gen.assets.visibility import is_visible, tile_difference
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
-from rose_gen.visibility import is_visible, tile_difference
 
 INFO = SourceInfo(name="glyph", subset="ROSE-ChineseGlyph", id_prefix=SUBSET_ID_PREFIX["ROSE-ChineseGlyph"], primitive_type="CHINESE_GLYPH",
                   item_seed_base=202600000000, layout_family="glyph_emoji")
@@ -79,7 +79,7 @@ class PairCheck:
 
 def verify_pair(face: FontFace, a: str, b: str, cell_size: int = VISIBILITY_CELL,
                 visibility: Mapping[str, float] | None = None) -> PairCheck:
-    """Both glyphs pass :func:`rose_gen.fonts.check_glyph` and their tiles differ visibly."""
+    """Both glyphs pass :func:`rose_gen.assets.fonts.check_glyph` and their tiles differ visibly."""
     for c in (a, b):
         check = check_glyph(face, c, cell_size)
         if not check.ok:

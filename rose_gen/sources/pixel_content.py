@@ -4,14 +4,14 @@ Pairs come from ``assets_manifest/pixel_content_pairs.json``: two sprites of one
 (Dungeon Crawl atlas neighbours with similar silhouette and palette, or members of one
 procedural family) whose similarity lies inside the band recorded there and whose
 rendered tiles differ visibly at 120 px, chosen for similar palettes and different
-shapes (:mod:`rose_gen.pixel_pairs`). Palette swaps (one silhouette, recoloured) are
+shapes (:mod:`rose_gen.assets.pixel.pairs`). Palette swaps (one silhouette, recoloured) are
 left out unless the option ``colour_only_pairs: true`` keeps them, and so are pairs that
 differ at a glance (some third-by-third block of the 120 px tile changes its mean colour
 by more than ``max_block_delta_e``, default 20; ``null`` keeps them). A user's folder gives pairs from its list file
 (two names a line), checked the same way. Tiles are nearest-neighbour "stretch" upscales
 on a neutral background.
 
-Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.PixelPoolOptions`.
+Options (``SubsetPlan.source_options``): see :class:`rose_gen.assets.pixel.library.PixelPoolOptions`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image
 
 from rose_eval.vocab import SUBSET_ID_PREFIX
-from rose_gen import pixel_assets as px
+from rose_gen.assets.pixel import library as px
 from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
 
 

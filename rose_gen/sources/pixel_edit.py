@@ -1,6 +1,6 @@
 """ROSE-PixelEdit: a pixel-art sprite beside a copy with one localized edit.
 
-Each pool entry is one base sprite and its verified edit (:mod:`rose_gen.pixel_edits`:
+Each pool entry is one base sprite and its verified edit (:mod:`rose_gen.assets.pixel.edits`:
 a colour edit in the sprite's own palette or a shape edit, a few source pixels, visible
 at 120 px cells and not popping out): from ``assets_manifest/pixel_edit_bases.json`` for
 the Dungeon Crawl and procedural sprites, or planned on the fly for a user's folder.
@@ -12,10 +12,10 @@ measured when the edit was verified.
 
 Row fields: v0.1's ``pair_key`` and ``asset_resize_mode`` first, then ours:
 ``sprite_source``, ``sprite_family``, ``majority_variant``, ``edit_kind`` (one of
-:data:`rose_gen.pixel_edit_kinds.EDIT_KINDS`), ``edit_class`` (``colour`` / ``shape``),
+:data:`rose_gen.assets.pixel.edit_kinds.EDIT_KINDS`), ``edit_class`` (``colour`` / ``shape``),
 ``edit_pixels``, ``edit_fraction``, ``edit_anchor`` and ``edit_visibility``.
 
-Options (``SubsetPlan.source_options``): see :class:`rose_gen.pixel_assets.PixelPoolOptions`.
+Options (``SubsetPlan.source_options``): see :class:`rose_gen.assets.pixel.library.PixelPoolOptions`.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import numpy as np
 from PIL import Image
 
 from rose_eval.vocab import SUBSET_ID_PREFIX
-from rose_gen import pixel_assets as px
-from rose_gen import pixel_edits as pe
-from rose_gen.pixel_edit_kinds import EditSpec
+from rose_gen.assets.pixel import edits as pe
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel.edit_kinds import EditSpec
 from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
 
 EDITED_SUFFIX = "+edit"

@@ -16,7 +16,9 @@ import numpy as np
 
 from rose_eval import vocab
 from rose_eval.registry import Registry
-from rose_gen.prompts import (
+from rose_gen.core.schema import ImageRecord, RegionSpec, SceneRows, SceneSpec, plain_json
+from rose_gen.scene.regions import region_mask, region_phrase
+from rose_gen.tasks.prompts import (
     OUTPUT_FORMATS,
     PROMPT_GLOBAL,
     cell_label,
@@ -28,8 +30,6 @@ from rose_gen.prompts import (
     exclusion_sentence,
     full_prompt,
 )
-from rose_gen.regions import region_mask, region_phrase
-from rose_gen.schema import ImageRecord, RegionSpec, SceneRows, SceneSpec, plain_json
 
 GLOBAL_REGION = RegionSpec("GLOBAL", {}, "all", "all")
 

@@ -1,4 +1,4 @@
-"""Fonts manifest and font verification (rose_gen.fonts) against the installed Debian fonts."""
+"""Fonts manifest and font verification (rose_gen.assets.fonts) against the installed Debian fonts."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from assets_manifest import load_manifest, sha256_file
-from rose_gen.fonts import (
+from rose_gen.assets.fonts import (
     FontFace,
     all_manifest_faces,
     check_glyph,

@@ -32,10 +32,10 @@ def imported_names(path: Path) -> set[str]:
 
 def test_the_scan_sees_every_kind_of_import(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text("import rose_gen.rng\nfrom rose_gen import plan\n"
-                      "import importlib\nimportlib.import_module('rose_gen.cli')\n"
+    sample.write_text("import rose_gen.core.rng\nfrom rose_gen import plan\n"
+                      "import importlib\nimportlib.import_module('rose_gen.cli.gen')\n"
                       "def f():\n    from rose_gen.vocab import X\n")
-    assert {"rose_gen.rng", "rose_gen", "rose_gen.cli", "rose_gen.vocab"} <= imported_names(sample)
+    assert {"rose_gen.core.rng", "rose_gen", "rose_gen.cli.gen", "rose_gen.vocab"} <= imported_names(sample)
 
 
 def test_no_rose_eval_module_imports_rose_gen():

@@ -1,1 +1,1 @@
-"""The bundled tiny example (data files; see rose_gen/tiny_example.py)."""
+"""The bundled tiny example (data files; see rose_gen/release/tiny_example.py)."""

@@ -36,8 +36,9 @@ from PIL import Image, ImageDraw, ImageFont
 
 from assets_manifest import ManifestError, load_manifest, manifest_path, sha256_bytes, sha256_file
 from rose_eval.registry import Registry
-from rose_gen.emoji_fit import FIT_PROBE, FIT_VERSION, fit_share, fitted_tile
-from rose_gen.sources.base import AssetError, AssetPair
+from rose_gen.assets.emoji.fit import FIT_PROBE, FIT_VERSION, fit_share, fitted_tile
+from rose_gen.core.errors import AssetError
+from rose_gen.core.schema import AssetPair
 
 NOTO_FONT_PATH = Path("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")
 NOTO_BITMAP_SIZE = 109  # the only size the CBDT strike renders at
@@ -431,7 +432,7 @@ def _render_art(vendor_name: str, key: str, path: str, side: int) -> Image.Image
 
 @lru_cache(maxsize=32)  # 256 KB each; reuse is within a scene (its two tiles, at one or two sizes)
 def _probe(vendor_name: str, key: str, path: str, sha256: str) -> Image.Image:
-    """The :data:`rose_gen.emoji_fit.FIT_PROBE` px render fitted tiles are cut from (cached by sha256)."""
+    """The :data:`rose_gen.assets.emoji.fit.FIT_PROBE` px render fitted tiles are cut from (cached by sha256)."""
     return _render_art(vendor_name, key, path, FIT_PROBE)
 
 
@@ -441,7 +442,7 @@ def _cached_tile(vendor_name: str, key: str, path: str, sha256: str, size: int, 
 
     ``fit`` None: the vendor's canvas drawn into the art square (its own margins kept);
     a share: the art scaled so its ink box covers that share of the art square
-    (:func:`rose_gen.emoji_fit.fitted_tile`).
+    (:func:`rose_gen.assets.emoji.fit.fitted_tile`).
     """
     pad, side = art_box(size)
     if fit is not None:
@@ -455,7 +456,7 @@ def render_asset(asset: EmojiAsset, cell_size: int, *, check: bool = True, fit: 
     """One ``cell_size`` square RGB tile of ``asset`` on white (checksum-checked, cached).
 
     ``fit``: the ink-box area share the art is scaled to (EmojiStyle; see
-    :mod:`rose_gen.emoji_fit`), or None for the vendor's own canvas geometry.
+    :mod:`rose_gen.assets.emoji.fit`), or None for the vendor's own canvas geometry.
     """
     if cell_size < 8:
         raise ValueError(f"cell_size must be at least 8 px, got {cell_size}")
@@ -467,7 +468,7 @@ def render_asset(asset: EmojiAsset, cell_size: int, *, check: bool = True, fit: 
 
 
 def probe_render(asset: EmojiAsset) -> Image.Image:
-    """The asset drawn whole on a :data:`rose_gen.emoji_fit.FIT_PROBE` px square (RGBA, cached)."""
+    """The asset drawn whole on a :data:`rose_gen.assets.emoji.fit.FIT_PROBE` px square (RGBA, cached)."""
     return _probe(asset.vendor, asset.key, asset.path, asset.sha256)
 
 
@@ -622,7 +623,7 @@ def manifest_versions(names: Iterable[str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class VisibilityRule:
-    """When two emoji tiles count as visibly different (thresholds of rose_gen.visibility)."""
+    """When two emoji tiles count as visibly different (thresholds of rose_gen.assets.visibility)."""
 
     cell_size: int = 42
     min_ink: float = 0.02
@@ -652,7 +653,7 @@ class PairCheck:
 
 def judge(ink_a: float, ink_b: float, changed_fraction: float, ssim: float, rule: VisibilityRule) -> bool:
     """True when both tiles are inked and their difference clears the rule's thresholds."""
-    from rose_gen.visibility import TileDifference, is_visible
+    from rose_gen.assets.visibility import TileDifference, is_visible
 
     diff = TileDifference(changed_fraction=changed_fraction, ssim=ssim)
     return (min(ink_a, ink_b) >= rule.min_ink
@@ -660,8 +661,8 @@ def judge(ink_a: float, ink_b: float, changed_fraction: float, ssim: float, rule
 
 
 def check_pair(tile_a: Image.Image, tile_b: Image.Image, rule: VisibilityRule) -> PairCheck:
-    """Non-blank and perceptually different at the rule's cell size (rose_gen.visibility)."""
-    from rose_gen.visibility import tile_difference
+    """Non-blank and perceptually different at the rule's cell size (rose_gen.assets.visibility)."""
+    from rose_gen.assets.visibility import tile_difference
 
     ink_a, ink_b = ink_fraction(tile_a), ink_fraction(tile_b)
     diff = tile_difference(tile_a, tile_b)
@@ -686,7 +687,7 @@ def asset_spec(record: Mapping[str, Any], vendor: str, *, fit: float | None = No
 
 def pair_fit(record: Mapping[str, Any], vendors: Iterable[str]) -> float:
     """The ink-box area share an identity's drawings by ``vendors`` can all be scaled to
-    (:func:`rose_gen.emoji_fit.fit_share` of their recorded ink boxes)."""
+    (:func:`rose_gen.assets.emoji.fit.fit_share` of their recorded ink boxes)."""
     boxes = record["art_fit"]["ink_box"]
     return fit_share(boxes[v] for v in vendors)
 

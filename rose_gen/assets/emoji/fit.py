@@ -4,7 +4,7 @@ Vendors draw the same emoji at different sizes on their canvases (OpenMoji leave
 built-in margin, Noto fills its box), so tiles drawn canvas-to-cell differ in size and a
 model can find an EmojiStyle exception by size alone. Here every vendor's drawing of an
 identity is scaled so that its *ink box* (the bounding box of the pixels
-:func:`rose_gen.shortcuts.ink_mask` calls ink on white, the box ``rose-audit`` measures)
+:func:`rose_gen.assets.shortcuts.ink_mask` calls ink on white, the box ``rose-audit`` measures)
 covers the same share of the tile's art square:
 
 - :func:`ink_box_fractions` measures each vendor's ink box on a :data:`FIT_PROBE` px
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from PIL import Image
 
-from rose_gen.shortcuts import art_box_area, ink_mask
+from rose_gen.assets.shortcuts import art_box_area, ink_mask
 
 FIT_PROBE = 256  # side (px) of the render an ink box is measured on and fitted tiles are cut from
 FIT_VERSION = "ink_box_area_v1"  # recorded in the manifest; a change makes it stale

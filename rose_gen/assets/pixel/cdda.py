@@ -6,7 +6,7 @@ nothing has to be guessed: each grid cell is one drawing. We take the monsters
 (``mon_*``) and the items (ids without a terrain, furniture, vehicle, field, trap,
 overlay or effect prefix, and not a puddle of liquid) of ``MshockXotto+/tiles.png``, each sprite's first foreground
 cell, keep those that pass the near-empty test and the whole-object shape screen
-(:func:`rose_gen.pixel_pool.shape_rejection`), and drop duplicate pixels. Sprites are
+(:func:`rose_gen.assets.pixel.pool.shape_rejection`), and drop duplicate pixels. Sprites are
 named ``cdda-<cell index>``; the manifest records the game id as ``name``.
 
 Licence: the package's copyright file puts every file (``Files: *``) under CC-BY-SA-3.0.
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from rose_gen import pixel_assets as px
-from rose_gen import pixel_pool
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import pool as pixel_pool
 
 CDDA_GFX_DIR = Path("/usr/share/games/cataclysm-dda/gfx")
 CDDA_PACKAGE = "cataclysm-dda-data"

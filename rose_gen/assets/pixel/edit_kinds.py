@@ -17,7 +17,7 @@ Every kind changes a few source pixels and uses only colours the sprite already 
 An edit is an :class:`EditSpec`: its kind, its anchor and the explicit list of changed
 pixels (``[y, x, r, g, b, a]``), so applying it is exact. :data:`KIND_PLANNERS` maps a
 kind to its drawing function (``(rgba, rng) -> EditSpec | None``); checking and choosing
-edits is :mod:`rose_gen.pixel_edits`.
+edits is :mod:`rose_gen.assets.pixel.edits`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from rose_gen import pixel_assets as px
-from rose_gen.pixel_metrics import lab_of
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel.metrics import lab_of
 
 COLOUR_KINDS: tuple[str, ...] = ("shade", "swap")
 SHAPE_KINDS: tuple[str, ...] = ("add", "remove", "extend", "trim", "shift", "move", "erase", "mirror")

@@ -1,15 +1,15 @@
 """Choosing and recording PixelEdit edits: local, off the cell border, visible, not popping out.
 
-The kinds themselves are :mod:`rose_gen.pixel_edit_kinds`. :func:`plan_edit` tries the
+The kinds themselves are :mod:`rose_gen.assets.pixel.edit_kinds`. :func:`plan_edit` tries the
 kinds in the order it is given (the builder puts the least-used kinds first so they are
 balanced) and keeps the first draw that :func:`check_edit` accepts: (1) it changes
-between :data:`~rose_gen.pixel_edit_kinds.MIN_PIXELS` pixels and
-:data:`~rose_gen.pixel_edit_kinds.MAX_SHARE` of the ink, (2) every changed pixel lies
+between :data:`~rose_gen.assets.pixel.edit_kinds.MIN_PIXELS` pixels and
+:data:`~rose_gen.assets.pixel.edit_kinds.MAX_SHARE` of the ink, (2) every changed pixel lies
 :data:`EDGE_MARGIN` source pixels away from the cell border (an edit there reads as part
 of the neighbouring cell), (3) it clears the visibility thresholds at the smallest cell
-(:func:`rose_gen.pixel_assets.clears_visibility`), and (4) it does not pop out: no
+(:func:`rose_gen.assets.pixel.library.clears_visibility`), and (4) it does not pop out: no
 third-by-third block of the 120 px tile changes its mean colour by more than
-:data:`POP_OUT_LIMIT` (:mod:`rose_gen.pixel_metrics`).
+:data:`POP_OUT_LIMIT` (:mod:`rose_gen.assets.pixel.metrics`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from rose_gen import pixel_assets as px
-from rose_gen.pixel_edit_kinds import (
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel.edit_kinds import (
     EDIT_KINDS,
     KIND_PLANNERS,
     MAX_SHARE,
@@ -32,8 +32,8 @@ from rose_gen.pixel_edit_kinds import (
     EditSpec,
     apply_edit,
 )
-from rose_gen.pixel_metrics import block_delta_e
-from rose_gen.rng import seed_sequence
+from rose_gen.assets.pixel.metrics import block_delta_e
+from rose_gen.core.rng import seed_sequence
 
 POP_OUT_LIMIT = 10.0  # the audit's pop-out line is 12; keep a margin
 EDGE_MARGIN = 3  # no edit pixel this close (source pixels) to the canvas edge, i.e. the cell border

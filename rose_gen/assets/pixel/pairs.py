@@ -5,10 +5,10 @@ palette, or members of one procedural family) whose similarity lies in the band 
 whose 120 px tiles differ visibly. Among candidates, each sprite joins at most
 :data:`MAX_PAIRS_PER_SPRITE` pairs, taken greedily in this order of preference:
 
-1. not a palette swap (:func:`rose_gen.pixel_metrics.colour_only` on the sprites drawn on
+1. not a palette swap (:func:`rose_gen.assets.pixel.metrics.colour_only` on the sprites drawn on
    the cell background): the same silhouette recoloured is found by colour alone;
-2. does not pop out (:func:`rose_gen.pixel_metrics.block_delta_e` at 120 px at most
-   :data:`rose_gen.pixel_metrics.POP_OUT_DELTA_E`);
+2. does not pop out (:func:`rose_gen.assets.pixel.metrics.block_delta_e` at 120 px at most
+   :data:`rose_gen.assets.pixel.metrics.POP_OUT_DELTA_E`);
 3. similar palettes and different shapes: palette overlap minus silhouette IoU, highest
    first;
 4. the candidate order given (atlas order), for ties.
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from rose_gen import pixel_assets as px
-from rose_gen.pixel_metrics import POP_OUT_DELTA_E, block_delta_e, colour_only
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel.metrics import POP_OUT_DELTA_E, block_delta_e, colour_only
 
 MAX_PAIRS_PER_SPRITE = 2
 

@@ -223,5 +223,5 @@ def check_listed_ids(known: Iterable[str]) -> None:
     """Refuse a hand-listed id the slicing did not produce (the atlas or slicing changed)."""
     missing = sorted(set(REJECTED) - set(known))
     if missing:
-        raise ValueError(f"rose_gen/pixel_pool.py lists sprites the slicing no longer makes: {', '.join(missing[:5])}; "
+        raise ValueError(f"rose_gen/assets/pixel/pool.py lists sprites the slicing no longer makes: {', '.join(missing[:5])}; "
                          "look at the new contact sheet and update REJECTED")

@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rose_gen.audit import AuditError, read_release_rows
-from rose_gen.preview.index import SubsetSheet, render_index
-from rose_gen.preview.scenes import PreviewError, pick, scene_views
-from rose_gen.preview.sheet import render_sheet, save_png, tile_zoom
+from rose_gen.check.audit import AuditError, read_release_rows
+from rose_gen.check.preview.index import SubsetSheet, render_index
+from rose_gen.check.preview.scenes import PreviewError, pick, scene_views
+from rose_gen.check.preview.sheet import render_sheet, save_png, tile_zoom
 
 INDEX_FILE = "index.html"
 DEFAULT_PER_SUBSET = 6

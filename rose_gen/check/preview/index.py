@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from rose_gen.preview.sheet import Band
-from rose_gen.preview.text import value_text
+from rose_gen.check.preview.sheet import Band
+from rose_gen.check.preview.text import value_text
 
 STYLE = """
 body{font:15px/1.45 system-ui,"DejaVu Sans",sans-serif;color:#14181e;margin:24px auto;max-width:1200px;padding:0 16px}

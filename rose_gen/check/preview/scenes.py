@@ -3,7 +3,7 @@
 A scene is described by its task rows: the T1 row gives the base image, the grid, the
 exception cells and the pair's metadata (the subset fields between ``target_cells`` and
 ``image_split``, whatever the source); the T4 row gives the cue image, its highlighted
-rectangle and colour. Measurements of the pixels live in :mod:`rose_gen.preview.sheet`.
+rectangle and colour. Measurements of the pixels live in :mod:`rose_gen.check.preview.sheet`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from rose_eval.vocab import TEMPLATE_ORDER, canonical_template, ordered_subsets
-from rose_gen.audit import preset_name, scene_rows_of
+from rose_gen.check.audit import preset_name, scene_rows_of
 
 Cell = tuple[int, int]
 BASE_TEMPLATE, CUE_TEMPLATE = TEMPLATE_ORDER[0], TEMPLATE_ORDER[3]

@@ -4,7 +4,7 @@ A band shows, left to right: the base image (fitted into a square box, each exce
 cell framed in black and magenta), the cue image as a model sees it, the majority tile
 and the exception tiles the model must tell apart (the hardest, i.e. most similar, and
 the easiest) magnified with nearest-neighbour resampling, and the scene's metadata.
-Similarity is rose-audit's measure (:func:`rose_gen.audit.audit_scene`: SSIM and the
+Similarity is rose-audit's measure (:func:`rose_gen.check.audit.audit_scene`: SSIM and the
 changed share of blurred luminance, each exception against the median majority cell).
 
 Deterministic: same release, same bytes (fixed fonts with BASIC layout, fixed PNG level).
@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from rose_gen.audit import CellCheck, audit_scene
-from rose_gen.preview.scenes import PreviewError, SceneView
-from rose_gen.preview.text import TextFont, text_font, value_text, wrap
-from rose_gen.visibility import cut_cells
+from rose_gen.assets.visibility import cut_cells
+from rose_gen.check.audit import CellCheck, audit_scene
+from rose_gen.check.preview.scenes import PreviewError, SceneView
+from rose_gen.check.preview.text import TextFont, text_font, value_text, wrap
 
 MARGIN, GAP = 24, 16
 THUMB = 360  # side of the square box the base and cue images are fitted into

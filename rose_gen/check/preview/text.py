@@ -16,8 +16,8 @@ from typing import Any
 
 from PIL import ImageFont
 
-from rose_gen.fonts import cmap_codepoints, load_font, manifest_faces
-from rose_gen.sources.base import AssetError
+from rose_gen.assets.fonts import cmap_codepoints, load_font, manifest_faces
+from rose_gen.core.errors import AssetError
 
 # Faces tried in order (names in the fonts manifest; Debian's pool, then the pip pool).
 TEXT_FACES = ("NotoSansCJKsc-Regular", "NotoSansCJKsc-Medium")

@@ -3,7 +3,7 @@
 One resolver per visual source (registry :data:`RESOLVERS`). Each returns the renderable pair,
 the :class:`Substitution` of every asset (what was asked, what is used, its kind ``exact`` /
 ``same_design`` / ``stand_in`` and why), or the reason the scene cannot be drawn. Fonts are
-chosen by :mod:`rose_gen.font_match` among the installed faces that draw every character of
+chosen by :mod:`rose_gen.assets.font_match` among the installed faces that draw every character of
 the scene; a pair that draws the same glyph twice in the chosen face is a defect of the scene.
 """
 
@@ -21,18 +21,18 @@ import numpy as np
 
 from assets_manifest import load_manifest
 from rose_eval.registry import Registry
-from rose_gen.font_match import (
+from rose_gen.assets.font_match import (
     Candidate,
     FontRequest,
     choose_face,
     request_for_face,
     request_from_entry,
 )
-from rose_gen.fonts import FONT_SCALE, all_manifest_faces, face_from_entry, glyph_ink
-from rose_gen.replay.fields import MANIFEST, FieldProblem, NotDerivable, emoji_path
-from rose_gen.replay.inputs import ReplayOptions
-from rose_gen.replay.scenes import subset_sources
-from rose_gen.schema import SceneSpec
+from rose_gen.assets.fonts import FONT_SCALE, all_manifest_faces, face_from_entry, glyph_ink
+from rose_gen.check.replay.fields import MANIFEST, FieldProblem, NotDerivable, emoji_path
+from rose_gen.check.replay.inputs import ReplayOptions
+from rose_gen.check.replay.scenes import subset_sources
+from rose_gen.core.schema import SceneSpec
 from rose_gen.sources import SOURCES, AssetError, AssetPair
 
 KINDS = ("exact", "same_design", "stand_in")
@@ -128,13 +128,13 @@ def _glyph(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOptions
 
 @lru_cache(maxsize=8)
 def _vendor_index(vendor: str) -> dict[str, str]:
-    from rose_gen.emoji_assets import vendor_index
+    from rose_gen.assets.emoji.artwork import vendor_index
 
     return vendor_index(vendor)
 
 
 def _emoji_asset(vendor: str, key: str) -> dict[str, str] | None:
-    from rose_gen.emoji_assets import asset_sha256, key_from_filename
+    from rose_gen.assets.emoji.artwork import asset_sha256, key_from_filename
 
     norm = key_from_filename(key)
     path = _vendor_index(vendor).get(norm)
@@ -163,7 +163,7 @@ def _emoji(scene: SceneSpec, manifest: Mapping[str, Any], path_fields: tuple[str
                                  f"{entry['vendor']}:{spec['path']}", entry["kind"], entry["why"]))
     if scene.source == "emoji_style" and all(sub.kind == "exact" for sub in subs):
         # A release made by rose-gen: its EmojiStyle tiles were fitted to one ink-box area.
-        from rose_gen.emoji_assets import identity_records, pair_fit
+        from rose_gen.assets.emoji.artwork import identity_records, pair_fit
 
         record = identity_records().get(specs["majority"]["key"])
         if record is not None and record.get("art_fit"):
@@ -227,8 +227,8 @@ def _procedural_stand_in(scene: SceneSpec, what: str, entry: Mapping[str, Any]) 
 
 @RESOLVERS.register("pixel_edit")
 def _pixel_edit(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOptions) -> Resolved:
-    from rose_gen import pixel_assets as px
-    from rose_gen.pixel_edits import plan_named_edit
+    from rose_gen.assets.pixel import library as px
+    from rose_gen.assets.pixel.edits import plan_named_edit
     from rose_gen.sources.pixel_edit import EDITED_SUFFIX
 
     entry = manifest["pixel"][scene.subset]
@@ -250,7 +250,7 @@ def _pixel_edit(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOp
 
 @RESOLVERS.register("pixel_content")
 def _pixel_content(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOptions) -> Resolved:
-    from rose_gen import pixel_assets as px
+    from rose_gen.assets.pixel import library as px
 
     entry = manifest["pixel"][scene.subset]
     key = scene.pair.pair_key

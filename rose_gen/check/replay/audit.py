@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from rose_gen.replay.draw import visibly_differs
-from rose_gen.replay.inputs import InputRow, ReplayError
-from rose_gen.replay.scenes import ReplayScene, group_scenes
-from rose_gen.schema import base_image_record
+from rose_gen.check.replay.draw import visibly_differs
+from rose_gen.check.replay.inputs import InputRow, ReplayError
+from rose_gen.check.replay.scenes import ReplayScene, group_scenes
+from rose_gen.core.schema import base_image_record
 
 
 def cell_array(image: np.ndarray, rows: int, cols: int, cell: int) -> np.ndarray:
@@ -24,7 +24,7 @@ def odd_cells(image: np.ndarray, rows: int, cols: int, cell: int) -> list[list[i
     """1-based cells that differ visibly from the majority tile (per-pixel median of all cells).
 
     Cells identical to the median tile are skipped in numpy; the rest are judged with
-    :func:`rose_gen.replay.draw.visibly_differs`.
+    :func:`rose_gen.check.replay.draw.visibly_differs`.
     """
     cells = cell_array(image, rows, cols, cell)
     flat = cells.reshape(rows * cols, cell, cell, 3)

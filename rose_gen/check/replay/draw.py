@@ -7,7 +7,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image
 
-from rose_gen.render import (
+from rose_gen.assets.visibility import is_visible, tile_difference
+from rose_gen.check.replay.assets import Substitution
+from rose_gen.check.replay.inputs import ReplayOptions
+from rose_gen.core.schema import CUE_TEMPLATE, SceneSpec, base_image_record, cue_image_record
+from rose_gen.render.compose import (
     CUE_OVERLAYS,
     compose_grid,
     composed_tiles,
@@ -15,14 +19,10 @@ from rose_gen.render import (
     render_grid_images,
     tile_array,
 )
-from rose_gen.replay.assets import Substitution
-from rose_gen.replay.inputs import ReplayOptions
-from rose_gen.schema import CUE_TEMPLATE, SceneSpec, base_image_record, cue_image_record
 from rose_gen.sources import SOURCES, AssetPair
-from rose_gen.visibility import is_visible, tile_difference
 
 DEFAULT_CUE = "OUTLINE_BOX"
-# A cell counts as visibly different when its luminance differs (rose_gen.visibility) or,
+# A cell counts as visibly different when its luminance differs (rose_gen.assets.visibility) or,
 # for colour-only changes that luminance misses (an orange vs a blue diamond), when at least
 # COLOUR_MIN_FRACTION of its pixels move by more than COLOUR_LEVEL in some RGB channel.
 COLOUR_LEVEL = 48
@@ -39,7 +39,7 @@ class RenderedReplay:
 
 
 def visibly_differs(a: Image.Image | np.ndarray, b: Image.Image | np.ndarray) -> bool:
-    """Luminance visibility of :mod:`rose_gen.visibility`, or a clear colour change."""
+    """Luminance visibility of :mod:`rose_gen.assets.visibility`, or a clear colour change."""
     if is_visible(tile_difference(a, b)):
         return True
     ra = np.asarray(a.convert("RGB") if isinstance(a, Image.Image) else a, dtype=np.int16)

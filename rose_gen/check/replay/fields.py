@@ -26,9 +26,9 @@ from functools import lru_cache
 from typing import Any
 
 from assets_manifest import load_manifest
-from rose_gen.emoji_assets import chars_of_key, emoji_key, key_from_filename
-from rose_gen.layout import LAYOUT_FAMILIES
-from rose_gen.plan import V0_1_PLANS
+from rose_gen.assets.emoji.artwork import chars_of_key, emoji_key, key_from_filename
+from rose_gen.scene.layout import LAYOUT_FAMILIES
+from rose_gen.scene.plan import V0_1_PLANS
 
 MANIFEST = "replay_v0_1"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rose_eval.jsonl import iter_jsonl_objects
-from rose_gen.render import CueSettings
+from rose_gen.render.compose import CueSettings
 
 # Input files of a v0.1-format folder, relative to it (bridge files as in the public repo
 # ``analysis/data/<bridge>/`` and as in our own releases ``analysis/<bridge>/``).

@@ -1,4 +1,4 @@
-"""Our medium/hard rule (:mod:`rose_gen.difficulty`) applied to a replayed scene.
+"""Our medium/hard rule (:mod:`rose_gen.scene.difficulty`) applied to a replayed scene.
 
 v0.1 did not publish its rule, so its ``difficulty`` labels are carried and only *compared*
 with ours (the agreement rate of the report). Rows that record the rule's inputs
@@ -9,10 +9,10 @@ The rule's inputs for a replayed scene: the exception count and the grid profile
 scene, the true case of the task's region (T1: ``all``), and the pair's similarity tier —
 the recorded ``similarity_tier`` when the row has one; else, from a numeric ``similarity``,
 ``high`` for the most similar share of the subset's replayed scenes (as
-:func:`rose_gen.difficulty.similarity_cut` does for a pool); else from v0.1's
+:func:`rose_gen.scene.difficulty.similarity_cut` does for a pool); else from v0.1's
 ``similarity_level`` (``high`` -> high, ``unknown`` or none -> unknown, other levels -> low).
 The points are the standard preset's; ``hard_from`` is the recorded one, else the standard
-calibration for the subset (``rose_gen.plan.V0_1_HARD_FROM``).
+calibration for the subset (``rose_gen.scene.plan.V0_1_HARD_FROM``).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rose_gen.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
-from rose_gen.plan import V0_1_HARD_FROM
-from rose_gen.schema import RegionSpec
+from rose_gen.core.schema import RegionSpec
+from rose_gen.scene.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
+from rose_gen.scene.plan import V0_1_HARD_FROM
 
 LEVEL_TIERS = {"high": "high", "unknown": "unknown"}  # other v0.1 similarity levels are "low"
 DEFAULT_HARD_FROM = 7
@@ -77,6 +77,8 @@ def agreement(pairs: Iterable[tuple[str, str, str]]) -> dict[str, Any]:
     def rate_of(c: list[int]) -> dict[str, Any]:
         return {"agree": c[0], "rows": c[1], "rate": round(c[0] / c[1], 4) if c[1] else None}
 
+    # A label recorded in replay reports, kept as written so reports stay byte-identical
+    # (the rule is rose_gen/scene/difficulty.py, the inputs this module).
     return {"rule": "rose_gen.difficulty standard points (see rose_gen/replay/rating.py for the inputs)",
             **rate_of(total), "per_subset": {s: rate_of(c) for s, c in per.items()},
             "confusion": dict(sorted(confusion.items()))}

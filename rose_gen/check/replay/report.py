@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rose_gen.replay.assets import KINDS, Substitution
-from rose_gen.replay.rating import agreement
-from rose_gen.replay.run import SceneOutcome
-from rose_gen.replay.scenes import CARRIED_LABELS
+from rose_gen.check.replay.assets import KINDS, Substitution
+from rose_gen.check.replay.rating import agreement
+from rose_gen.check.replay.run import SceneOutcome
+from rose_gen.check.replay.scenes import CARRIED_LABELS
 
 
 def table_entry(s: Substitution) -> tuple[str, str, str]:

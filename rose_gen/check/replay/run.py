@@ -7,16 +7,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rose_eval import vocab
-from rose_gen.replay.assets import (
+from rose_gen.check.replay.assets import (
     Resolved,
     Substitution,
     replay_manifest,
     resolve_assets,
     scene_kind,
 )
-from rose_gen.replay.draw import cue_style, render_replay
-from rose_gen.replay.inputs import InputRow, ReplayOptions, subset_fields
-from rose_gen.replay.scenes import (
+from rose_gen.check.replay.draw import cue_style, render_replay
+from rose_gen.check.replay.inputs import InputRow, ReplayOptions, subset_fields
+from rose_gen.check.replay.scenes import (
     DIFFICULTY_OF,
     UNRATED,
     Inconsistency,
@@ -24,7 +24,7 @@ from rose_gen.replay.scenes import (
     compare_scene,
     group_scenes,
 )
-from rose_gen.schema import CUE_TEMPLATE, SceneSpec
+from rose_gen.core.schema import CUE_TEMPLATE, SceneSpec
 
 
 @dataclass

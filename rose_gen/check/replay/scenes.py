@@ -2,15 +2,15 @@
 
 Rows are grouped by scene; each scene spec is rebuilt from its rows: the grid, cell size and
 exception cells, every region the rows name (its case re-derived), and the fields the rules
-of :mod:`rose_gen.replay.fields` derive (``font_size``, ``grid_size_profile``, the subset's
-pair fields). Every row is then re-derived by :func:`rose_gen.templates.task_row` and compared
+of :mod:`rose_gen.check.replay.fields` derive (``font_size``, ``grid_size_profile``, the subset's
+pair fields). Every row is then re-derived by :func:`rose_gen.tasks.templates.task_row` and compared
 with the released row field by field: a disagreement is an :class:`Inconsistency` of the
 released data, reported, never copied or fixed.
 
 Carried (taken from the rows, listed in the report): ``dataset_version``, ``split``,
 ``image_split`` and ``cue_type`` (v0.1's labels), the wanted half of a fallback region case,
 the subset fields no rule derives (font name, emoji names and labels, similarity), and
-``difficulty`` unless the rows record our rule's inputs (:mod:`rose_gen.replay.rating`).
+``difficulty`` unless the rows record our rule's inputs (:mod:`rose_gen.check.replay.rating`).
 """
 
 from __future__ import annotations
@@ -24,13 +24,26 @@ from typing import Any
 import numpy as np
 
 from rose_eval import vocab
-from rose_gen.regions import CASES, RegionError, case_of, fallback_label, region_mask, target_mask
-from rose_gen.replay.fields import ABSENT, SCENE_RULES, Derivation, derive_fields, rule_notes
-from rose_gen.replay.inputs import REPLAY_FIELDS, InputRow, ReplayError, need, subset_fields
-from rose_gen.replay.rating import params_for, rate_templates, subset_cut, tier_of
-from rose_gen.schema import CUE_TEMPLATE, RegionSpec, SceneSpec, base_image_record, cue_image_record
+from rose_gen.check.replay.fields import ABSENT, SCENE_RULES, Derivation, derive_fields, rule_notes
+from rose_gen.check.replay.inputs import REPLAY_FIELDS, InputRow, ReplayError, need, subset_fields
+from rose_gen.check.replay.rating import params_for, rate_templates, subset_cut, tier_of
+from rose_gen.core.schema import (
+    CUE_TEMPLATE,
+    RegionSpec,
+    SceneSpec,
+    base_image_record,
+    cue_image_record,
+)
+from rose_gen.scene.regions import (
+    CASES,
+    RegionError,
+    case_of,
+    fallback_label,
+    region_mask,
+    target_mask,
+)
 from rose_gen.sources import BUILTIN_SOURCE_MODULES, SOURCES, AssetPair, SourceInfo, load_sources
-from rose_gen.templates import task_row
+from rose_gen.tasks.templates import task_row
 
 # Built-in source names (each registers under its module name).
 BUILTIN_SOURCES = tuple(module.rsplit(".", 1)[1] for module in BUILTIN_SOURCE_MODULES)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from rose_gen.config import load_config
-from rose_gen.pipeline import generate_release
+from rose_gen.release.config import load_config
+from rose_gen.release.pipeline import generate_release
 from tests.rose_eval.runners.conftest import chat_servers
 
 SUBSETS = ("glyph", "emoji_style", "emoji_content", "pixel_edit", "pixel_content")

@@ -17,8 +17,8 @@ import pytest
 
 from rose_eval.cli import main as rose_eval_main
 from rose_eval.runners.cli import main as rose_run_main
-from rose_gen.config import load_config
-from rose_gen.pipeline import generate_release
+from rose_gen.release.config import load_config
+from rose_gen.release.pipeline import generate_release
 from tests.fixtures.latin_source import latin_overrides
 
 INJECTION = ('</pre><script>window.__rosePwned = 1</script>'

@@ -13,7 +13,7 @@ from rose_eval.runners.baselines import SOLVERS
 from rose_eval.runners.cli import main
 from rose_eval.runners.cv_solver import Grid, load_rgb, parse_task, read_item, solve_image
 from rose_eval.runners.dataset import DatasetItem
-from rose_gen.render import CUE_PALETTE
+from rose_gen.render.compose import CUE_PALETTE
 
 from .conftest import (
     compose,
@@ -217,7 +217,7 @@ def test_cv_on_a_generated_mini_release_clean_and_degraded(tmp_path):
     from PIL import Image
 
     from rose_eval.score import score_item
-    from rose_gen.cli import main as rose_gen
+    from rose_gen.cli.gen import main as rose_gen
 
     release = tmp_path / "mini"
     assert rose_gen(["profile=mini", f"output_dir={release}", "overwrite=true"]) == 0

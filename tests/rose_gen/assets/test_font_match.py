@@ -4,8 +4,8 @@ the characters, else the nearest by style class, lineage, weight and forms that 
 from __future__ import annotations
 
 from assets_manifest import load_manifest
-from rose_gen.font_match import FontRequest, choose_face, rank, request_for_face
-from rose_gen.replay.assets import font_candidates
+from rose_gen.assets.font_match import FontRequest, choose_face, rank, request_for_face
+from rose_gen.check.replay.assets import font_candidates
 
 CLASS_ORDER = load_manifest("replay_v0_1")["class_order"]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rose_gen.degrade import jittered_grid
-from rose_gen.visibility import (
+from rose_gen.assets.visibility import (
     DEFAULT_THRESHOLDS,
     Thresholds,
     TileDifference,
@@ -19,6 +18,7 @@ from rose_gen.visibility import (
     tile_difference,
     why_invisible,
 )
+from rose_gen.render.degrade import jittered_grid
 
 
 def _tile(colour=(0, 0, 0), size: int = 40, box=(10, 30, 12, 20)) -> np.ndarray:
@@ -111,7 +111,7 @@ def test_under_jitter_an_exception_is_judged_after_alignment() -> None:
 
 
 def _jitter_scene(seed: int = 5):
-    from rose_gen.degrade import cell_placements
+    from rose_gen.render.degrade import cell_placements
 
     yy, xx = np.mgrid[:48, :48]
     majority = np.full((48, 48, 3), 255, dtype=np.uint8)
@@ -137,7 +137,7 @@ def test_recorded_jitter_is_undone_so_a_scaled_copy_is_not_an_exception() -> Non
 
 
 def test_unplaced_maps_a_jittered_cell_back_onto_the_cell() -> None:
-    from rose_gen.visibility import unplaced
+    from rose_gen.assets.visibility import unplaced
 
     image, placements = _jitter_scene()
     first = image[:48, :48]
@@ -148,7 +148,7 @@ def test_unplaced_maps_a_jittered_cell_back_onto_the_cell() -> None:
 
 
 def test_noise_floor_raises_the_thresholds_to_the_scenes_own_noise() -> None:
-    from rose_gen.visibility import noise_floor
+    from rose_gen.assets.visibility import noise_floor
 
     tile = _tile()
     same = [look(tile), look(tile.copy())]

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rose_gen.audit import audit_release, default_audit_path, quantiles
-from rose_gen.audit_cli import main
-from rose_gen.config import load_config
-from rose_gen.pipeline import generate_release
+from rose_gen.check.audit import audit_release, default_audit_path, quantiles
+from rose_gen.cli.audit import main
+from rose_gen.release.config import load_config
+from rose_gen.release.pipeline import generate_release
 from tests.fixtures.latin_source import latin_overrides
 
 GLYPH = "ROSE-ChineseGlyph"
@@ -70,7 +70,7 @@ def test_standard_release_has_nothing_flagged(clean) -> None:
 
 
 def test_audit_leaves_the_release_verifiable(copy) -> None:
-    from rose_gen.verify import verify_release
+    from rose_gen.check.verify import verify_release
 
     files_before = sorted(p.relative_to(copy) for p in copy.rglob("*"))
     assert main([str(copy)]) == 0

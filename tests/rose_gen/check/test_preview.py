@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 
 from rose_eval.vocab import SUBSET_ORDER
-from rose_gen.cli import main as rose_gen_main
-from rose_gen.preview.build import INDEX_FILE, build_preview
-from rose_gen.preview.sheet import MARK_RGB
+from rose_gen.check.preview.build import INDEX_FILE, build_preview
+from rose_gen.check.preview.sheet import MARK_RGB
+from rose_gen.cli.gen import main as rose_gen_main
 from tests.browser import PageWatch
 
 

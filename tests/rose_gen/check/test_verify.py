@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from rose_gen.config import load_config
-from rose_gen.export import SUMMARY_FILE, sha256_path
-from rose_gen.pipeline import generate_release
-from rose_gen.verify import formal_answer, row_problems, verify_release
-from rose_gen.verify_cli import main
+from rose_gen.check.verify import formal_answer, row_problems, verify_release
+from rose_gen.cli.verify import main
+from rose_gen.release.config import load_config
+from rose_gen.release.export import SUMMARY_FILE, sha256_path
+from rose_gen.release.pipeline import generate_release
 from tests.fixtures.latin_source import latin_overrides
 
 

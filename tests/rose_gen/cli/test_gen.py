@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from rose_gen.cli import main
-from rose_gen.config import compose_config, load_config
-from rose_gen.plan import V0_1_PLANS
+from rose_gen.cli.gen import main
+from rose_gen.release.config import compose_config, load_config
+from rose_gen.scene.plan import V0_1_PLANS
 from tests.fixtures.latin_source import latin_overrides
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_v0_1_profile_composes_to_the_v0_1_plans() -> None:
@@ -89,7 +89,7 @@ def test_cfg_and_help_print_and_exit_0(capsys) -> None:
 
 
 def test_console_entry_exit_status_and_single_stderr_line(tmp_path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "rose_gen.cli", "bogus=1", f"output_dir={tmp_path / 'r'}"],
+    proc = subprocess.run([sys.executable, "-m", "rose_gen.cli.gen", "bogus=1", f"output_dir={tmp_path / 'r'}"],
                           cwd=tmp_path, capture_output=True, text=True, env=None, check=False)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["rose-gen: error: unknown config key 'bogus'; "

@@ -11,15 +11,15 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from rose_gen.cli import main
-from rose_gen.config import CONF_DIR, load_config
-from rose_gen.export import SUMMARY_FILE, release_files
-from rose_gen.hydra_app import FAILED_FILE, sweep_jobs
-from rose_gen.pipeline import generate_release
-from rose_gen.shards import shard_name
+from rose_gen.cli.gen import main
+from rose_gen.cli.hydra_app import FAILED_FILE, sweep_jobs
+from rose_gen.release.config import CONF_DIR, load_config
+from rose_gen.release.export import SUMMARY_FILE, release_files
+from rose_gen.release.pipeline import generate_release
+from rose_gen.release.shards import shard_name
 from tests.fixtures.latin_source import latin_overrides
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SMALL = [*latin_overrides(scenes=3, dev=1), "progress=false"]
 
 
@@ -29,7 +29,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def _rose_gen(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}  # the jobs import the test source plug-in
-    return subprocess.run([sys.executable, "-m", "rose_gen.cli", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "rose_gen.cli.gen", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600)
 
 
@@ -97,7 +97,7 @@ def test_cluster_launcher_configs_compose_and_name_the_shard_jobs(launcher, targ
         assert Path(cfg.hydra.sweep.dir) == Path("/shared/rose/big.shards")
         assert cfg.hydra.sweep.subdir == shard_name(index, 64) == f"shard-{index}-of-64"
         assert cfg.hydra.output_subdir is None and "file" not in cfg.hydra.job_logging.get("handlers", {})
-        assert cfg.hydra.callbacks.merge_shards._target_ == "rose_gen.hydra_app.MergeShards"
+        assert cfg.hydra.callbacks.merge_shards._target_ == "rose_gen.cli.hydra_app.MergeShards"
     if launcher == "rose_slurm":  # the submitit plug-in is in the dev set: build the real launcher object
         params = instantiate(cfg.hydra.launcher).params
         assert params["name"] == "rose-gen" and params["cpus_per_task"] == 1

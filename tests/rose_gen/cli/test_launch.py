@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from rose_gen import launch
+from rose_gen.cli import launch
 
 
 def test_the_dev_install_has_every_generator_requirement():

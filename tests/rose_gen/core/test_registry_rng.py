@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from rose_eval.registry import Registry, RegistryError
-from rose_gen.rng import scene_rng, seed_sequence, subset_rng
+from rose_gen.core.rng import scene_rng, seed_sequence, subset_rng
 
 
 def test_registry_refuses_collisions_and_names_known_items():
@@ -46,7 +46,7 @@ def test_seed_sequence_is_process_independent():
     import sys
 
     code = (
-        "from rose_gen.rng import seed_sequence;"
+        "from rose_gen.core.rng import seed_sequence;"
         "print([int(x) for x in seed_sequence(0,'ROSE-ChineseGlyph','scene',1).generate_state(2)])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rose_gen.config import ConfigError, load_config
-from rose_gen.pipeline import plan_release, process_scene, scene_rows
-from rose_gen.render import CUE_PALETTE, CUE_TEMPLATE
+from rose_gen.release.config import ConfigError, load_config
+from rose_gen.release.pipeline import plan_release, process_scene, scene_rows
+from rose_gen.render.compose import CUE_PALETTE, CUE_TEMPLATE
 from tests.fixtures.latin_source import latin_overrides
 
 
@@ -49,7 +49,7 @@ def test_real_colour_scenes_record_the_colour_their_frame_is_drawn_in(tmp_path) 
     import numpy as np
     from PIL import Image
 
-    from rose_gen.render import cell_box, cue_rectangle
+    from rose_gen.render.compose import cell_box, cue_rectangle
 
     config = load_config([f"output_dir={tmp_path}", "progress=false", "profile=mini",
                           "subsets=[ROSE-PixelEdit,ROSE-EmojiStyle]"])

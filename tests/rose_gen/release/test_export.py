@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 
 from rose_eval.vocab import SPLITS, TEMPLATE_ORDER
-from rose_gen.config import load_config
-from rose_gen.export import (
+from rose_gen.release.config import load_config
+from rose_gen.release.export import (
     SUMMARY_FILE,
     ExportSettings,
     ReleaseError,
@@ -20,8 +20,8 @@ from rose_gen.export import (
     release_files,
     sha256_path,
 )
-from rose_gen.pipeline import generate_release, plan_release, scene_rows
-from rose_gen.release_features import SchemaError, drop_nulls, row_columns
+from rose_gen.release.features import SchemaError, drop_nulls, row_columns
+from rose_gen.release.pipeline import generate_release, plan_release, scene_rows
 from tests.fixtures.latin_source import latin_overrides
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from rose_gen.cli import main
-from rose_gen.config import load_config
-from rose_gen.export import SUMMARY_FILE, release_files
-from rose_gen.merge import merge_shards
-from rose_gen.pipeline import generate_release
-from rose_gen.shards import SCENES_FILE, SHARD_SUMMARY, ShardSpec, shard_name
+from rose_gen.cli.gen import main
+from rose_gen.release.config import load_config
+from rose_gen.release.export import SUMMARY_FILE, release_files
+from rose_gen.release.merge import merge_shards
+from rose_gen.release.pipeline import generate_release
+from rose_gen.release.shards import SCENES_FILE, SHARD_SUMMARY, ShardSpec, shard_name
 from tests.fixtures.latin_source import latin_overrides
 
 

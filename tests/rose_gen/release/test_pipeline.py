@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rose_gen.config import load_config
-from rose_gen.export import release_files
-from rose_gen.pipeline import (
+from rose_gen.release.config import load_config
+from rose_gen.release.export import release_files
+from rose_gen.release.pipeline import (
     generate_release,
     plan_release,
     plan_subsets,
@@ -19,8 +19,8 @@ from rose_gen.pipeline import (
     scene_rows,
     scene_runner,
 )
-from rose_gen.plan import plan_scene
-from rose_gen.render import CUE_TEMPLATE, cell_box
+from rose_gen.render.compose import CUE_TEMPLATE, cell_box
+from rose_gen.scene.plan import plan_scene
 from rose_gen.sources import SOURCES
 from tests.fixtures.latin_source import latin_overrides
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rose_gen.tiny_example import TINY_DIR, build
+from rose_gen.release.tiny_example import TINY_DIR, build
 
 
 def test_shipped_tiny_example_is_rebuilt_byte_for_byte(tmp_path):

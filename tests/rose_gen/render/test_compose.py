@@ -9,7 +9,8 @@ import pytest
 from PIL import Image, ImageDraw
 from skimage.color import rgb2lab
 
-from rose_gen.render import (
+from rose_gen.core.schema import RegionSpec, SceneSpec
+from rose_gen.render.compose import (
     CUE_PALETTE,
     CueSettings,
     RenderError,
@@ -26,7 +27,6 @@ from rose_gen.render import (
     resolve_cue,
     scene_cue_color,
 )
-from rose_gen.schema import RegionSpec, SceneSpec
 from rose_gen.sources import SOURCES
 from rose_gen.sources.base import AssetPair
 from tests.fixtures.latin_source import LATIN_SOURCES
@@ -269,7 +269,7 @@ def _bleed_scene(cell: int = 60) -> SceneSpec:
 
 @pytest.mark.parametrize("cell", [24, 60, 120])
 def test_edge_to_edge_tiles_are_inset_so_the_frame_covers_no_tile_pixel(cell: int) -> None:
-    from rose_gen.render import band_is_clear, scene_tiles, tile_background, tile_margin
+    from rose_gen.render.compose import band_is_clear, scene_tiles, tile_background, tile_margin
 
     scene, source = _bleed_scene(cell), BleedSource()
     margin = tile_margin(cell)
@@ -291,7 +291,7 @@ def test_edge_to_edge_tiles_are_inset_so_the_frame_covers_no_tile_pixel(cell: in
 
 
 def test_tiles_that_keep_the_band_clear_are_used_as_drawn() -> None:
-    from rose_gen.render import scene_tiles
+    from rose_gen.render.compose import scene_tiles
 
     scene = _scene("OUTLINE_BOX", cell_size=48)
     source = SOURCES.get(scene.source)
@@ -300,8 +300,8 @@ def test_tiles_that_keep_the_band_clear_are_used_as_drawn() -> None:
 
 
 def test_jitter_keeps_the_frame_band_clear() -> None:
-    from rose_gen.degrade import jittered_grid
-    from rose_gen.render import band_is_clear, tile_background
+    from rose_gen.render.compose import band_is_clear, tile_background
+    from rose_gen.render.degrade import jittered_grid
 
     board = np.asarray(BleedSource().render_tile(_bleed_scene().pair, "majority", 40))
     index = np.zeros((3, 3), dtype=np.int64)
@@ -312,7 +312,7 @@ def test_jitter_keeps_the_frame_band_clear() -> None:
 
 
 def test_a_source_that_fills_the_cell_is_always_inset() -> None:
-    from rose_gen.render import composed_tiles, tile_margin
+    from rose_gen.render.compose import composed_tiles, tile_margin
 
     class FillingPatchSource(PatchSource):
         fills_cell = True

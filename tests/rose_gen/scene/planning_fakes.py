@@ -1,7 +1,7 @@
 """A tiny in-test visual source for planning tests: placeholder pairs drawn as simple bars.
 
 Planning renders tiles only to check that a scene's exceptions are visible
-(:mod:`rose_gen.redraw`); each name draws one black bar at a position of its own.
+(:mod:`rose_gen.scene.redraw`); each name draws one black bar at a position of its own.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from rose_gen.plan import V0_1_PLANS, SubsetPlan
+from rose_gen.scene.plan import V0_1_PLANS, SubsetPlan
 from rose_gen.sources.base import AssetPair, SourceInfo
 
 _INFO: dict[str, tuple[str, str, int, str]] = {

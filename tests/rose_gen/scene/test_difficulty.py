@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rose_gen.difficulty import (
+from rose_gen.scene.difficulty import (
     DifficultyParams,
     difficulty_score,
     rate,

@@ -7,15 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rose_gen.layout import (
+from rose_gen.core.rng import scene_rng
+from rose_gen.scene.layout import (
     LAYOUT_FAMILIES,
     V0_1_EXCEPTION_COUNTS,
     V0_1_PROFILE_MIX,
     LayoutParams,
     sample_layout,
 )
-from rose_gen.plan import V0_1_PLANS
-from rose_gen.rng import scene_rng
+from rose_gen.scene.plan import V0_1_PLANS
 
 FACTS_PROFILES = {  # facts section 2: (rows range per profile), cell range, max exceptions
     "glyph_emoji": ({"small": (8, 10), "medium": (11, 14), "large": (15, 18)}, (42, 64), 5),

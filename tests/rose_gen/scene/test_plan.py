@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rose_gen.layout import LayoutParams
-from rose_gen.plan import (
+from rose_gen.core.schema import REGION_TEMPLATES, SceneSpec
+from rose_gen.scene.layout import LayoutParams
+from rose_gen.scene.plan import (
     MINI_PLANS,
     V0_1_PLANS,
     PlanError,
@@ -19,9 +20,8 @@ from rose_gen.plan import (
     plan_scene,
     plan_subset,
 )
-from rose_gen.regions import RegionSizes
-from rose_gen.schema import REGION_TEMPLATES, SceneSpec
-from tests.rose_gen.planning_fakes import FakeSource, small_plan
+from rose_gen.scene.regions import RegionSizes
+from tests.rose_gen.scene.planning_fakes import FakeSource, small_plan
 
 SUBSETS = list(V0_1_PLANS)
 

@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rose_gen.config import ConfigError, load_config
-from rose_gen.degrade import degrade_image, jitter_draws
-from rose_gen.difficulty import similarity_cut
-from rose_gen.pipeline import generate_release, plan_release, process_scene
-from rose_gen.plan import _plan_scene, plan_subset
-from rose_gen.presets import (
+from rose_gen.release.config import ConfigError, load_config
+from rose_gen.release.pipeline import generate_release, plan_release, process_scene
+from rose_gen.render.compose import CUE_TEMPLATE, cell_box, render_scene
+from rose_gen.render.degrade import degrade_image, jitter_draws
+from rose_gen.scene.difficulty import similarity_cut
+from rose_gen.scene.plan import _plan_scene, plan_subset
+from rose_gen.scene.presets import (
     ROW_FIELD,
     DegradeParams,
     DifficultyPreset,
@@ -25,10 +26,9 @@ from rose_gen.presets import (
     band_pool,
     companion,
 )
-from rose_gen.render import CUE_TEMPLATE, cell_box, render_scene
+from rose_gen.scene.split import assign_splits
 from rose_gen.sources import SOURCES
 from rose_gen.sources.base import AssetPair
-from rose_gen.split import assign_splits
 from tests.fixtures.latin_source import LATIN_SOURCES, latin_overrides
 
 GLYPH = "ROSE-ChineseGlyph"
@@ -127,7 +127,7 @@ def test_similarity_band_keeps_the_quantile_band_and_tiers_stay_pool_relative() 
 
 
 def test_banded_plan_draws_only_band_pairs(tmp_path) -> None:
-    from tests.rose_gen.planning_fakes import FakeSource, small_plan
+    from tests.rose_gen.scene.planning_fakes import FakeSource, small_plan
 
     source = FakeSource(GLYPH, n_pairs=40)
     pool = [replace(p, similarity=i / 39) for i, p in enumerate(source.pool({}))]

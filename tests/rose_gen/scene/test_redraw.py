@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from rose_gen import redraw
-from rose_gen.plan import PlanError, pair_order, plan_scene, plan_subset
+from rose_gen.scene import redraw
+from rose_gen.scene.plan import PlanError, pair_order, plan_scene, plan_subset
 from rose_gen.sources.base import AssetPair
-from tests.rose_gen.planning_fakes import FakeSource, small_plan
+from tests.rose_gen.scene.planning_fakes import FakeSource, small_plan
 
 
 class HalfBlindSource(FakeSource):
@@ -67,9 +67,9 @@ def test_no_visible_draw_stops_planning_with_one_line() -> None:
 
 @pytest.mark.parametrize("preset", ["hard", "extreme"])
 def test_no_preset_ships_an_exception_the_audit_calls_invisible(tmp_path, preset: str) -> None:
-    from rose_gen.audit import audit_release
-    from rose_gen.config import load_config
-    from rose_gen.pipeline import generate_release
+    from rose_gen.check.audit import audit_release
+    from rose_gen.release.config import load_config
+    from rose_gen.release.pipeline import generate_release
     from tests.fixtures.latin_source import latin_overrides
 
     config = load_config([f"output_dir={tmp_path / preset}", "progress=false", *latin_overrides(scenes=3, small=False),

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rose_gen.regions import (
+from rose_gen.scene.regions import (
     REGION_KINDS,
     RegionError,
     RegionSizes,

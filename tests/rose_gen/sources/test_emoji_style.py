@@ -7,7 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from rose_gen.emoji_assets import EMOJI_VENDORS, VisibilityRule, check_pair, identity_records
+from rose_gen.assets.emoji.artwork import (
+    EMOJI_VENDORS,
+    VisibilityRule,
+    check_pair,
+    identity_records,
+)
 from rose_gen.sources.base import SOURCES, AssetError
 from rose_gen.sources.emoji_style import SOURCE, style_pool
 
@@ -73,7 +78,7 @@ def test_vendor_mix_orients_over_all_ordered_pairs_of_distinct_vendors():
 
 @pytest.mark.parametrize("vendor_pairs", [None, "all"])
 def test_both_tiles_have_one_art_box_area_whatever_the_vendors(vendor_pairs):
-    from rose_gen.shortcuts import art_box_area, ink_mask
+    from rose_gen.assets.shortcuts import art_box_area, ink_mask
 
     entries = style_pool({} if vendor_pairs is None else {"vendor_pairs": vendor_pairs})
     ratios = []

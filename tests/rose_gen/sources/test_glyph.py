@@ -13,11 +13,16 @@ import pytest
 from PIL import Image
 
 from assets_manifest import load_manifest
-from rose_gen.config import load_config
-from rose_gen.fonts import all_manifest_faces, face_from_entry, manifest_faces, render_glyph_tile
-from rose_gen.pipeline import generate_release
-from rose_gen.plan import MINI_PLANS, V0_1_PLANS, pairs_reused, plan_subset
-from rose_gen.render import RenderSettings, render_scene
+from rose_gen.assets.fonts import (
+    all_manifest_faces,
+    face_from_entry,
+    manifest_faces,
+    render_glyph_tile,
+)
+from rose_gen.release.config import load_config
+from rose_gen.release.pipeline import generate_release
+from rose_gen.render.compose import RenderSettings, render_scene
+from rose_gen.scene.plan import MINI_PLANS, V0_1_PLANS, pairs_reused, plan_subset
 from rose_gen.sources import SOURCES
 from rose_gen.sources.base import AssetError, VisualSource
 from rose_gen.sources.glyph import SOURCE, build_pool, describe_pool, verify_pair
@@ -248,7 +253,7 @@ def test_default_release_records_and_credits_only_the_debian_pool(tmp_path):
 def test_pip_pool_with_the_package_absent_stops_with_one_line_naming_pip_install(tmp_path):
     (tmp_path / "manimgx_fonts_cjk.py").write_text("")  # shadows the installed package: no font inside
     done = subprocess.run(
-        [sys.executable, "-m", "rose_gen.cli", f"output_dir={tmp_path / 'rel'}", "progress=false", "subsets=[glyph]",
+        [sys.executable, "-m", "rose_gen.cli.gen", f"output_dir={tmp_path / 'rel'}", "progress=false", "subsets=[glyph]",
          "+subset.glyph.source_options.font_pool=pip"],
         capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
         cwd=Path(__file__).resolve().parents[3], check=False)

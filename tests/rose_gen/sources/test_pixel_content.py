@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rose_gen import pixel_assets as px
-from rose_gen.pixel_metrics import block_delta_e, colour_only
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel.metrics import block_delta_e, colour_only
+from rose_gen.assets.visibility import is_visible, tile_difference
 from rose_gen.sources.base import SOURCES
 from rose_gen.sources.pixel_content import PixelContentSource
-from rose_gen.visibility import is_visible, tile_difference
 
 SOURCE = PixelContentSource()
 

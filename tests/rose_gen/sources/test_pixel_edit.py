@@ -8,12 +8,17 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rose_gen import pixel_assets as px
-from rose_gen import pixel_edit_kinds as ek
-from rose_gen.pixel_metrics import POP_OUT_DELTA_E, block_delta_e, changed_share, off_palette_share
+from rose_gen.assets.pixel import edit_kinds as ek
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel.metrics import (
+    POP_OUT_DELTA_E,
+    block_delta_e,
+    changed_share,
+    off_palette_share,
+)
+from rose_gen.assets.visibility import is_visible, tile_difference
 from rose_gen.sources.base import SOURCES, VisualSource
 from rose_gen.sources.pixel_edit import PixelEditSource
-from rose_gen.visibility import is_visible, tile_difference
 from tests.reference import v01_rows
 
 SOURCE = PixelEditSource()

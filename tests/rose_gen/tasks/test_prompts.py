@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from rose_gen.prompts import (
+from rose_gen.core.schema import ImageRecord, RegionSpec, SceneSpec
+from rose_gen.scene.regions import case_of, region_mask, region_phrase, target_mask
+from rose_gen.sources.base import AssetPair
+from rose_gen.tasks.prompts import (
     PROMPT_GLOBAL,
     click_answer,
     click_sentence,
@@ -12,10 +15,7 @@ from rose_gen.prompts import (
     exclusion_sentence,
     full_prompt,
 )
-from rose_gen.regions import case_of, region_mask, region_phrase, target_mask
-from rose_gen.schema import ImageRecord, RegionSpec, SceneSpec
-from rose_gen.sources.base import AssetPair
-from rose_gen.templates import task_row
+from rose_gen.tasks.templates import task_row
 from tests.reference import v01_rows
 
 # Fields the task rows carry before and after the subset's own fields.

@@ -8,11 +8,11 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rose_gen.plan import V0_1_PLANS, plan_subset
-from rose_gen.prompts import PROMPT_GLOBAL
-from rose_gen.schema import DATASET_VERSION, base_image_record, cue_image_record
-from rose_gen.templates import BRIDGE_TEMPLATES, MAIN_TEMPLATES, TEMPLATES, build_scene_rows
-from tests.rose_gen.planning_fakes import FakeSource, small_plan
+from rose_gen.core.schema import DATASET_VERSION, base_image_record, cue_image_record
+from rose_gen.scene.plan import V0_1_PLANS, plan_subset
+from rose_gen.tasks.prompts import PROMPT_GLOBAL
+from rose_gen.tasks.templates import BRIDGE_TEMPLATES, MAIN_TEMPLATES, TEMPLATES, build_scene_rows
+from tests.rose_gen.scene.planning_fakes import FakeSource, small_plan
 
 # v0.1's key order for a base-image row (read off the reference rows), subset fields between.
 HEAD = [

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from PIL import Image
 
-from rose_gen.emoji_assets import (
+from rose_gen.assets.emoji.artwork import (
     EMOJI_VENDORS,
     STYLE_VENDORS,
     EmojiAsset,
@@ -163,7 +163,7 @@ def test_manifest_writer_is_stable_json():
 def test_edge_to_edge_artwork_keeps_a_white_margin(size):
     import numpy as np
 
-    from rose_gen.emoji_assets import art_box
+    from rose_gen.assets.emoji.artwork import art_box
 
     pad, side = art_box(size)
     assert pad >= 2 and side + 2 * pad == size
@@ -175,7 +175,7 @@ def test_edge_to_edge_artwork_keeps_a_white_margin(size):
 
 
 def test_manifest_verified_with_other_geometry_is_refused():
-    from rose_gen.emoji_assets import ART_MARGIN, check_verification
+    from rose_gen.assets.emoji.artwork import ART_MARGIN, check_verification
 
     check_verification({"verification": {"art_margin": ART_MARGIN, "cell_size": 42}}, "x", 42)
     with pytest.raises(EmojiAssetError, match="rebuild"):
@@ -185,7 +185,7 @@ def test_manifest_verified_with_other_geometry_is_refused():
 
 
 def test_pool_time_vendor_check_names_the_missing_package(monkeypatch, tmp_path):
-    import rose_gen.emoji_assets as ea
+    import rose_gen.assets.emoji.artwork as ea
 
     ea.require_vendors(STYLE_VENDORS)
     monkeypatch.setattr(ea, "NOTO_FONT_PATH", tmp_path / "NotoColorEmoji.ttf")

@@ -6,8 +6,9 @@ import copy
 
 import pytest
 
-from rose_gen import pixel_assets as px
-from rose_gen import pixel_cdda, pixel_pool
+from rose_gen.assets.pixel import cdda as pixel_cdda
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import pool as pixel_pool
 
 
 def test_only_monsters_and_items_are_taken_with_their_first_foreground_cell():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rose_gen import pixel_edit_kinds as ek
-from rose_gen import pixel_edits as pe
-from tests.rose_gen.test_pixel_edits import SPRITES, _assert_in_palette, _crawl_sprites
+from rose_gen.assets.pixel import edit_kinds as ek
+from rose_gen.assets.pixel import edits as pe
+from tests.rose_gen.assets.pixel.test_edits import SPRITES, _assert_in_palette, _crawl_sprites
 
 
 @pytest.mark.parametrize("kind", ek.EDIT_KINDS)

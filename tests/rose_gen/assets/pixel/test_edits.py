@@ -6,11 +6,11 @@ from collections import Counter
 
 import numpy as np
 
-from rose_gen import pixel_assets as px
-from rose_gen import pixel_edit_kinds as ek
-from rose_gen import pixel_edits as pe
-from rose_gen.pixel_metrics import block_delta_e
-from rose_gen.visibility import is_visible
+from rose_gen.assets.pixel import edit_kinds as ek
+from rose_gen.assets.pixel import edits as pe
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel.metrics import block_delta_e
+from rose_gen.assets.visibility import is_visible
 
 
 def _colours(rgba: np.ndarray) -> set[tuple[int, int, int, int]]:

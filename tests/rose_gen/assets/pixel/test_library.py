@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 from scipy import ndimage
 
-from rose_gen import pixel_assets as px
+from rose_gen.assets.pixel import library as px
 
 
 def _blob(h: int, w: int, colour: tuple[int, int, int]) -> np.ndarray:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rose_gen import pixel_assets as px
-from rose_gen.pixel_metrics import (
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel.metrics import (
     POP_OUT_DELTA_E,
     block_delta_e,
     changed_share,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rose_gen import pixel_assets as px
-from rose_gen import pixel_pairs
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import pairs as pixel_pairs
 
 
 def _lib(pixels: list[np.ndarray], family: str = "f") -> list[px.LibrarySprite]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rose_gen import pixel_assets as px
-from rose_gen import pixel_pool
+from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import pool as pixel_pool
 
 
 def _ring(size: int = 12) -> np.ndarray:

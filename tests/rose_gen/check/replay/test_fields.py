@@ -8,8 +8,15 @@ from typing import Any
 
 import pytest
 
-from rose_gen.replay import InputRow, ReplayOptions, input_files, read_rows, replay_rows, summarize
-from rose_gen.replay.fields import SCENE_RULES, SUBSET_RULES, emoji_path
+from rose_gen.check.replay import (
+    InputRow,
+    ReplayOptions,
+    input_files,
+    read_rows,
+    replay_rows,
+    summarize,
+)
+from rose_gen.check.replay.fields import SCENE_RULES, SUBSET_RULES, emoji_path
 from tests.reference import v01_rows_path
 
 SCENE = {"ROSE-ChineseGlyph": "CHSCENE_000001", "ROSE-EmojiStyle": "ESTYSCENE_000001",

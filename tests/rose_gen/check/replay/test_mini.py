@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rose_gen.config import load_config
-from rose_gen.pipeline import generate_release
-from rose_gen.replay import (
+from rose_gen.check.replay import (
     REPLAY_FIELDS,
     InputRow,
     ReplayOptions,
@@ -20,6 +18,8 @@ from rose_gen.replay import (
     replay_rows,
     summarize,
 )
+from rose_gen.release.config import load_config
+from rose_gen.release.pipeline import generate_release
 
 SUBSETS = ("glyph", "emoji_style", "emoji_content", "pixel_edit", "pixel_content")
 
@@ -75,7 +75,7 @@ def test_a_changed_difficulty_is_an_inconsistency_when_the_rule_is_published(ite
 
 
 def test_cli_replays_a_generated_release(release, tmp_path, capsys):
-    from rose_gen import replay_cli
+    from rose_gen.cli import replay as replay_cli
 
     out = tmp_path / "replayed"
     assert replay_cli.main([str(release), str(out)]) == 0

@@ -15,9 +15,8 @@ import pytest
 from PIL import Image
 
 from assets_manifest import load_manifest
-from rose_gen import replay_cli
-from rose_gen.fonts import check_glyph
-from rose_gen.replay import (
+from rose_gen.assets.fonts import check_glyph
+from rose_gen.check.replay import (
     REPLAY_FIELDS,
     InputRow,
     ReplayOptions,
@@ -27,7 +26,8 @@ from rose_gen.replay import (
     replay_rows,
     summarize,
 )
-from rose_gen.replay.assets import font_candidates
+from rose_gen.check.replay.assets import font_candidates
+from rose_gen.cli import replay as replay_cli
 from tests.reference import v01_rows_path
 
 REFERENCE = v01_rows_path()
@@ -230,10 +230,10 @@ def _main_rows_for(item: InputRow) -> list[dict]:
     T2/T4/T5 regions chosen here (v0.1 publishes no main rows to read)."""
     from dataclasses import replace
 
-    from rose_gen.regions import case_of, region_mask, target_mask
-    from rose_gen.replay import rebuild_scene
-    from rose_gen.schema import RegionSpec, base_image_record, cue_image_record
-    from rose_gen.templates import build_scene_rows
+    from rose_gen.check.replay import rebuild_scene
+    from rose_gen.core.schema import RegionSpec, base_image_record, cue_image_record
+    from rose_gen.scene.regions import case_of, region_mask, target_mask
+    from rose_gen.tasks.templates import build_scene_rows
 
     scene = rebuild_scene([item]).scene
     targets = target_mask(scene.rows, scene.cols, scene.target_cells)
@@ -309,7 +309,7 @@ def test_replay_is_deterministic(reference_items, tmp_path):
 
 
 def test_pixel_assets_folder_supplies_the_original_file(reference_items, tmp_path):
-    from rose_gen import pixel_assets as px
+    from rose_gen.assets.pixel import library as px
 
     item = next(i for i in reference_items if i.row["rose_subset"] == "ROSE-PixelEdit")
     folder = tmp_path / "pixels"
