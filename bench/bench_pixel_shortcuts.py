@@ -39,6 +39,7 @@ from PIL import Image
 
 from rose_gen.assets.pixel import library as px
 from rose_gen.assets.pixel import pool as pixel_pool
+from rose_gen.assets.pixel import sprite as px_sprite
 from rose_gen.assets.pixel.metrics import (
     POP_OUT_DELTA_E,
     block_delta_e,
@@ -133,7 +134,7 @@ def measure(release: Path, lookup: SpriteLookup) -> dict[str, dict]:
                 m = tile_margin(row["cell_size"])
                 inner = (slice(m, row["cell_size"] - m),) * 2
                 stats["colour_only"].append(colour_only(sprite_grid(maj[inner]), sprite_grid(tgt[inner]),
-                                                        px.BACKGROUND))
+                                                        px_sprite.BACKGROUND))
                 sprites = [row["background_sprite"], row["target_sprite"]]
             checks = [lookup.screened(s) for s in sprites]
             stats["composite"].append(any(c[0] for c in checks))

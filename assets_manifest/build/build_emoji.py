@@ -25,22 +25,20 @@ from assets_manifest import sha256_file  # noqa: E402
 from assets_manifest.build.manifest_json import dumps_one_record_per_line, write_text_atomic  # noqa: E402
 from rose_gen.assets.emoji.artwork import (  # noqa: E402
     ART_MARGIN,
-    EMOJI_VENDORS,
-    STYLE_VENDORS,
     EmojiAsset,
-    EmojiAssetError,
-    VisibilityRule,
-    check_pair,
-    has_skin_tone,
     ink_fraction,
-    load_catalogue,
     probe_render,
     render_asset,
+)
+from rose_gen.assets.emoji.catalogue import EmojiAssetError, has_skin_tone, load_catalogue  # noqa: E402
+from rose_gen.assets.emoji.fit import FIT_PROBE, FIT_VERSION, fit_share, ink_box_fractions  # noqa: E402
+from rose_gen.assets.emoji.similarity import (  # noqa: E402
+    VisibilityRule,
+    check_pair,
     similarity_matrix,
     thumbnail,
-    vendor_index,
 )
-from rose_gen.assets.emoji.fit import FIT_PROBE, FIT_VERSION, fit_share, ink_box_fractions  # noqa: E402
+from rose_gen.assets.emoji.vendors import EMOJI_VENDORS, STYLE_VENDORS, vendor_index  # noqa: E402
 
 RULE = VisibilityRule()  # 42 px: the smallest v0.1 cell; visible here is visible at 42-64
 THUMB_RENDER = 64  # similarity thumbnails are made from 64 px renders

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rose_gen.assets.emoji.artwork import EmojiAsset, identity_records, render_asset  # noqa: E402
+from rose_gen.assets.emoji.artwork import EmojiAsset, render_asset  # noqa: E402
+from rose_gen.assets.emoji.manifest import identity_records  # noqa: E402
 from rose_gen.core.rng import subset_rng  # noqa: E402
 from rose_gen.sources.emoji_content import content_pool  # noqa: E402
 from rose_gen.sources.emoji_style import style_pool  # noqa: E402
@@ -72,7 +73,7 @@ def content_sheet(n: int, cell: int) -> Image.Image:
     sheet = Image.new("RGB", (width, height), (200, 200, 200))
     draw = ImageDraw.Draw(sheet)
     font = _font(12)
-    from rose_gen.assets.emoji.artwork import render_role
+    from rose_gen.sources.emoji_common import render_role
 
     for r, i in enumerate(picks):
         pair = pool[int(i)]

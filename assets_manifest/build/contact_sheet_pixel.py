@@ -21,6 +21,7 @@ import numpy as np
 from PIL import Image
 
 from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import sprite as px_sprite
 from rose_gen.assets.pixel.edit_kinds import EDIT_KINDS
 from rose_gen.sources.pixel_content import PixelContentSource
 from rose_gen.sources.pixel_edit import PixelEditSource
@@ -77,15 +78,15 @@ def main(argv: list[str] | None = None) -> int:
             by_source.setdefault(entry["source"], []).append(sid)
         for source, ids in by_source.items():
             if source == "procedural":
-                tiles = [px.render_sprite(library.pixels(s), 64) for s in ids[: 4 * 30]]
+                tiles = [px_sprite.render_sprite(library.pixels(s), 64) for s in ids[: 4 * 30]]
                 grid(tiles, 8).save(args.out / "procedural.png")
                 continue
             for page in range(0, len(ids), POOL_PAGE):
-                tiles = [px.render_sprite(library.pixels(s), 48) for s in ids[page:page + POOL_PAGE]]
+                tiles = [px_sprite.render_sprite(library.pixels(s), 48) for s in ids[page:page + POOL_PAGE]]
                 grid(tiles, 20).save(args.out / f"pool_{source}_{page // POOL_PAGE:02d}.png")
 
         edit = PixelEditSource()
-        cell = px.MIN_CELL_SIZE
+        cell = px_sprite.MIN_CELL_SIZE
         pool = edit.pool({"sprites": ["crawl", "cdda", "procedural"]})
         grid(edit_tiles(edit, evenly(pool, args.n), cell), 12).save(args.out / "pixel_edit.png")
         for kind in EDIT_KINDS:
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         for pair in evenly(content.pool({"sprites": ["crawl", "cdda", "procedural"]}), args.n):
             tiles += [content.render_tile(pair, "majority", cell), content.render_tile(pair, "target", cell)]
         grid(tiles, 12).save(args.out / "pixel_content.png")
-    except px.PixelAssetError as exc:
+    except px_sprite.PixelAssetError as exc:
         print(f"contact_sheet_pixel: {exc}", file=sys.stderr)
         return 1
     print(f"contact sheets written to {args.out}")

@@ -28,19 +28,11 @@ from typing import Any
 import numpy as np
 
 from rose_eval.vocab import SUBSET_ID_PREFIX
-from rose_gen.assets.emoji.artwork import (
-    EMOJI_VENDORS,
-    STYLE_VENDORS,
-    EmojiPairSource,
-    VisibilityRule,
-    asset_spec,
-    check_verification,
-    emoji_manifest,
-    identity_records,
-    judge,
-    require_vendors,
-)
+from rose_gen.assets.emoji.manifest import check_verification, emoji_manifest, identity_records
+from rose_gen.assets.emoji.similarity import VisibilityRule, judge
+from rose_gen.assets.emoji.vendors import EMOJI_VENDORS, STYLE_VENDORS, require_vendors
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
+from rose_gen.sources.emoji_common import EmojiPairSource, asset_spec
 
 INFO = SourceInfo(name="emoji_content", subset="ROSE-EmojiContent", id_prefix=SUBSET_ID_PREFIX["ROSE-EmojiContent"],
                   primitive_type="EMOJI_CONTENT", item_seed_base=202600000000, layout_family="glyph_emoji",

@@ -47,19 +47,16 @@ from typing import Any
 import numpy as np
 
 from rose_eval.vocab import SUBSET_ID_PREFIX
-from rose_gen.assets.emoji.artwork import (
+from rose_gen.assets.emoji.manifest import identity_records
+from rose_gen.assets.emoji.similarity import VisibilityRule, judge
+from rose_gen.assets.emoji.vendors import (
     EMOJI_VENDORS,
     STYLE_VENDORS,
-    EmojiPairSource,
-    VisibilityRule,
-    asset_spec,
     distinct_artwork_pairs,
-    identity_records,
-    judge,
-    pair_fit,
     require_vendors,
 )
 from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
+from rose_gen.sources.emoji_common import EmojiPairSource, asset_spec, pair_fit
 
 INFO = SourceInfo(name="emoji_style", subset="ROSE-EmojiStyle", id_prefix=SUBSET_ID_PREFIX["ROSE-EmojiStyle"], primitive_type="EMOJI_STYLE",
                   item_seed_base=202600000000, layout_family="glyph_emoji", image_split="pilot")

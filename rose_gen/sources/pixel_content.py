@@ -26,6 +26,9 @@ from PIL import Image
 
 from rose_eval.vocab import SUBSET_ID_PREFIX
 from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import sprite as px_sprite
+from rose_gen.assets.pixel import user as px_user
+from rose_gen.sources import pixel_common as px_pools
 from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
 
 
@@ -39,13 +42,13 @@ def _pair(a: str, b: str, source: str, family: str, similarity: float, render: d
         "background_sprite": a,
         "target_sprite": b,
         "similarity": similarity,
-        "pair_visibility": {"cell_size": px.MIN_CELL_SIZE, **visibility},
+        "pair_visibility": {"cell_size": px_sprite.MIN_CELL_SIZE, **visibility},
     }
     return AssetPair(source="pixel_content", majority=a, target=b, pair_key=f"{a}__{b}", row_fields=row_fields,
                      render=render, similarity=similarity)
 
 
-class PixelContentSource(px.PixelPoolSource):
+class PixelContentSource(px_pools.PixelPoolSource):
     """The ``pixel_content`` visual source (see the module docstring).
 
     Pool: related pairs, manifest order per sprite source; a user folder's pairs by pair key.
@@ -62,7 +65,7 @@ class PixelContentSource(px.PixelPoolSource):
     manifests = ("pixel_sprites", "pixel_content_pairs")
 
     @staticmethod
-    def _manifest_pool(kind: str, opts: px.PixelPoolOptions) -> list[AssetPair]:
+    def _manifest_pool(kind: str, opts: px_pools.PixelPoolOptions) -> list[AssetPair]:
         library = px.default_library()
         out = []
         for p in px.load_pixel_manifest("pixel_content_pairs")["pairs"]:
@@ -78,10 +81,10 @@ class PixelContentSource(px.PixelPoolSource):
         return out
 
     @staticmethod
-    def _user_pool(opts: px.PixelPoolOptions) -> list[AssetPair]:
-        listing = px.read_user_list(opts.user_folder or "", opts.user_list or "")
+    def _user_pool(opts: px_pools.PixelPoolOptions) -> list[AssetPair]:
+        listing = px_user.read_user_list(opts.user_folder or "", opts.user_list or "")
         if not listing.pairs:
-            raise px.PixelAssetError(f"{opts.user_list}: no pair lines; PixelContent needs two file names a line")
+            raise px_sprite.PixelAssetError(f"{opts.user_list}: no pair lines; PixelContent needs two file names a line")
         folder = Path(listing.folder)
         out, seen = [], set()
         for first, second in listing.pairs:
@@ -89,18 +92,18 @@ class PixelContentSource(px.PixelPoolSource):
             if (a, b) in seen:
                 continue
             seen.add((a, b))
-            pa, pb = px.load_user_sprite(folder, a), px.load_user_sprite(folder, b)
+            pa, pb = px_user.load_user_sprite(folder, a), px_user.load_user_sprite(folder, b)
             if pa.shape != pb.shape:
-                raise px.PixelAssetError(f"{opts.user_list}: {a} ({pa.shape[1]}x{pa.shape[0]}) and {b} "
+                raise px_sprite.PixelAssetError(f"{opts.user_list}: {a} ({pa.shape[1]}x{pa.shape[0]}) and {b} "
                                          f"({pb.shape[1]}x{pb.shape[0]}) differ in size; pair sprites of one size")
-            diff = px.edit_difference(pa, pb)
-            if not px.clears_visibility(diff, px.EDIT_MARGIN):
-                raise px.PixelAssetError(f"{opts.user_list}: {a} and {b} are not visibly different at "
-                                         f"{px.MIN_CELL_SIZE} px cells; drop the pair")
+            diff = px_sprite.edit_difference(pa, pb)
+            if not px_sprite.clears_visibility(diff, px_sprite.EDIT_MARGIN):
+                raise px_sprite.PixelAssetError(f"{opts.user_list}: {a} and {b} are not visibly different at "
+                                         f"{px_sprite.MIN_CELL_SIZE} px cells; drop the pair")
             render = {"a": {"library": "user", "folder": str(folder), "file": a},
                       "b": {"library": "user", "folder": str(folder), "file": b}}
             vis = {"changed_fraction": round(diff.changed_fraction, 6), "ssim": round(diff.ssim, 6)}
-            out.append(_pair(a, b, "user", "user", px.sprite_similarity(pa, pb), render, vis))
+            out.append(_pair(a, b, "user", "user", px_sprite.sprite_similarity(pa, pb), render, vis))
         return sorted(out, key=lambda p: p.pair_key)
 
     def orient(self, pair: AssetPair, rng: np.random.Generator) -> AssetPair:
@@ -114,7 +117,7 @@ class PixelContentSource(px.PixelPoolSource):
         """The majority or target sprite, nearest-neighbour stretched to ``cell_size``."""
         name = self.role_name(pair, role)
         side = "a" if name == pair.render["a"].get("sprite", pair.render["a"].get("file")) else "b"
-        return px.render_sprite(px.render_pixels(pair.render[side]), cell_size)
+        return px_sprite.render_sprite(px.render_pixels(pair.render[side]), cell_size)
 
 
 SOURCES.add("pixel_content", PixelContentSource())

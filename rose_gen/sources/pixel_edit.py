@@ -30,7 +30,10 @@ from PIL import Image
 from rose_eval.vocab import SUBSET_ID_PREFIX
 from rose_gen.assets.pixel import edits as pe
 from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import sprite as px_sprite
+from rose_gen.assets.pixel import user as px_user
 from rose_gen.assets.pixel.edit_kinds import EditSpec
+from rose_gen.sources import pixel_common as px_pools
 from rose_gen.sources.base import SOURCES, AssetPair, SourceInfo
 
 EDITED_SUFFIX = "+edit"
@@ -50,14 +53,14 @@ def _pair(sprite: str, source: str, family: str, render: dict[str, Any], base: M
         "edit_pixels": int(base["changed_pixels"]),
         "edit_fraction": round(int(base["changed_pixels"]) / max(solid, 1), 6),
         "edit_anchor": list(edit["anchor"]),
-        "edit_visibility": {"cell_size": px.MIN_CELL_SIZE, "changed_fraction": base["changed_fraction"],
+        "edit_visibility": {"cell_size": px_sprite.MIN_CELL_SIZE, "changed_fraction": base["changed_fraction"],
                             "ssim": base["ssim"], "block_delta_e": base["block_delta_e"]},
     }
     return AssetPair(source="pixel_edit", majority=sprite, target=sprite + EDITED_SUFFIX, pair_key=sprite,
                      row_fields=row_fields, render={**render, "edit": dict(edit)}, similarity=float(base["ssim"]))
 
 
-class PixelEditSource(px.PixelPoolSource):
+class PixelEditSource(px_pools.PixelPoolSource):
     """The ``pixel_edit`` visual source (see the module docstring).
 
     Pool: base sprites with their edits, manifest order per sprite source; a user folder's
@@ -75,7 +78,7 @@ class PixelEditSource(px.PixelPoolSource):
     manifests = ("pixel_sprites", "pixel_edit_bases")
 
     @staticmethod
-    def _manifest_pool(kind: str, opts: px.PixelPoolOptions) -> list[AssetPair]:
+    def _manifest_pool(kind: str, opts: px_pools.PixelPoolOptions) -> list[AssetPair]:
         library = px.default_library()
         out = []
         for base in px.load_pixel_manifest("pixel_edit_bases")["bases"]:
@@ -87,24 +90,24 @@ class PixelEditSource(px.PixelPoolSource):
         return out
 
     @staticmethod
-    def _user_pool(opts: px.PixelPoolOptions) -> list[AssetPair]:
-        listing = px.read_user_list(opts.user_folder or "", opts.user_list or "")
+    def _user_pool(opts: px_pools.PixelPoolOptions) -> list[AssetPair]:
+        listing = px_user.read_user_list(opts.user_folder or "", opts.user_list or "")
         if not listing.singles:
-            raise px.PixelAssetError(f"{opts.user_list}: no single-file lines; PixelEdit needs one sprite file per line")
+            raise px_sprite.PixelAssetError(f"{opts.user_list}: no single-file lines; PixelEdit needs one sprite file per line")
         folder = Path(listing.folder)
         out, seen = [], {}
         for name in sorted(set(listing.singles)):
-            pixels = px.load_user_sprite(folder, name)
-            digest = px.pixel_sha256(pixels)
+            pixels = px_user.load_user_sprite(folder, name)
+            digest = px_sprite.pixel_sha256(pixels)
             if digest in seen:
-                raise px.PixelAssetError(f"{opts.user_list}: {name} has the same pixels as {seen[digest]}; "
+                raise px_sprite.PixelAssetError(f"{opts.user_list}: {name} has the same pixels as {seen[digest]}; "
                                          "list each sprite once")
             seen[digest] = name
             planned = pe.plan_named_edit(pixels, name)
             if planned is None:
-                raise px.PixelAssetError(f"{folder / name}: no local edit of this sprite is visible at "
-                                         f"{px.MIN_CELL_SIZE} px cells; remove it from {opts.user_list}")
-            solid = int(px.solid_mask(pixels).sum())
+                raise px_sprite.PixelAssetError(f"{folder / name}: no local edit of this sprite is visible at "
+                                         f"{px_sprite.MIN_CELL_SIZE} px cells; remove it from {opts.user_list}")
+            solid = int(px_sprite.solid_mask(pixels).sum())
             base = pe.base_record(name, "user", f"user-{name}", solid, planned, None)
             render = {"library": "user", "folder": str(folder), "file": name}
             out.append(_pair(name, "user", f"user-{name}", render, base, solid))
@@ -126,7 +129,7 @@ class PixelEditSource(px.PixelPoolSource):
             pixels = pe.edited_pixels(pair.render, EditSpec.from_json(pair.render["edit"]))
         else:
             pixels = px.render_pixels(pair.render)
-        return px.render_sprite(pixels, cell_size)
+        return px_sprite.render_sprite(pixels, cell_size)
 
 
 SOURCES.add("pixel_edit", PixelEditSource())

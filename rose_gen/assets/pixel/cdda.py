@@ -24,6 +24,8 @@ import numpy as np
 
 from rose_gen.assets.pixel import library as px
 from rose_gen.assets.pixel import pool as pixel_pool
+from rose_gen.assets.pixel import slicing as px_slice
+from rose_gen.assets.pixel import sprite as px_sprite
 
 CDDA_GFX_DIR = Path("/usr/share/games/cataclysm-dda/gfx")
 CDDA_PACKAGE = "cataclysm-dda-data"
@@ -47,7 +49,7 @@ def cdda_path(relative: str, gfx_dir: Path = CDDA_GFX_DIR) -> Path:
     """A file of the tileset folder; a missing one names the Debian package to install."""
     path = gfx_dir / relative
     if not path.is_file():
-        raise px.PixelAssetError(f"Cataclysm DDA tileset file {path} is missing; install it: "
+        raise px_sprite.PixelAssetError(f"Cataclysm DDA tileset file {path} is missing; install it: "
                                  f"apt-get install {CDDA_PACKAGE}")
     return path
 
@@ -77,7 +79,7 @@ def object_cells(config: Mapping[str, Any]) -> list[tuple[str, int]]:
     return out
 
 
-def cell_box(cell: int, sheet_width: int, size: int = px.TILE) -> tuple[int, int]:
+def cell_box(cell: int, sheet_width: int, size: int = px_sprite.TILE) -> tuple[int, int]:
     """(x, y) of grid cell ``cell`` in a sheet ``sheet_width`` pixels wide."""
     cols = sheet_width // size
     return (cell % cols) * size, (cell // cols) * size
@@ -90,30 +92,30 @@ def cdda_library(gfx_dir: Path = CDDA_GFX_DIR) -> tuple[dict[str, Any], list[px.
     sheet_path = cdda_path(CDDA_SHEET, gfx_dir)
     config_path = cdda_path(CDDA_CONFIG, gfx_dir)
     config = json.loads(config_path.read_text(encoding="utf-8"))
-    rgba = px.load_rgba(sheet_path)
+    rgba = px_sprite.load_rgba(sheet_path)
     sprites: list[px.LibrarySprite] = []
     rejected: list[dict[str, Any]] = []
     seen: set[str] = set()
     cells = object_cells(config)
     for name, cell in sorted(cells, key=lambda t: t[1]):
         x, y = cell_box(cell, rgba.shape[1])
-        if y + px.TILE > rgba.shape[0]:
+        if y + px_sprite.TILE > rgba.shape[0]:
             continue
-        pixels = px.canonical(rgba[y:y + px.TILE, x:x + px.TILE])
-        digest = px.pixel_sha256(pixels)
-        if digest in seen or not px.is_substantial(pixels):
+        pixels = px_sprite.canonical(rgba[y:y + px_sprite.TILE, x:x + px_sprite.TILE])
+        digest = px_sprite.pixel_sha256(pixels)
+        if digest in seen or not px_sprite.is_substantial(pixels):
             continue
         seen.add(digest)
         sprite_id = f"cdda-{cell:05d}"
         reason = pixel_pool.shape_rejection(pixels)
         if reason is not None:
-            rejected.append({"id": sprite_id, "sheet": CDDA_SHEET, "offset": [x, y], "size": [px.TILE, px.TILE],
+            rejected.append({"id": sprite_id, "sheet": CDDA_SHEET, "offset": [x, y], "size": [px_sprite.TILE, px_sprite.TILE],
                              "name": name, "reason": reason})
             continue
         sprites.append(px.LibrarySprite({
-            "id": sprite_id, "source": "cdda", "sheet": CDDA_SHEET, "offset": [x, y], "size": [px.TILE, px.TILE],
+            "id": sprite_id, "source": "cdda", "sheet": CDDA_SHEET, "offset": [x, y], "size": [px_sprite.TILE, px_sprite.TILE],
             "mask": None, "sha256": digest, "licence": CDDA_PACKAGE,
-            "solid_pixels": int(px.solid_mask(pixels).sum()), "name": name,
+            "solid_pixels": int(px_sprite.solid_mask(pixels).sum()), "name": name,
         }, pixels))
     sheet = {"source": "cdda", "sheet": CDDA_SHEET, "file": CDDA_SHEET, "method": "grid", "config": CDDA_CONFIG,
              "config_sha256": sha256_file(config_path), "sha256": sha256_file(sheet_path),
@@ -124,11 +126,11 @@ def cdda_library(gfx_dir: Path = CDDA_GFX_DIR) -> tuple[dict[str, Any], list[px.
 def cdda_sprite_pixels(entry: Mapping[str, Any], gfx_dir: Path = CDDA_GFX_DIR) -> np.ndarray:
     """The canvas of a cdda manifest entry, refused unless its sha256 matches."""
     x, y = entry["offset"]
-    sheet = px.sheet_file_pixels(cdda_path(entry["sheet"], gfx_dir))
-    pixels = px.canonical(np.array(sheet[y:y + px.TILE, x:x + px.TILE], dtype=np.uint8))
-    got = px.pixel_sha256(pixels)
+    sheet = px_slice.sheet_file_pixels(cdda_path(entry["sheet"], gfx_dir))
+    pixels = px_sprite.canonical(np.array(sheet[y:y + px_sprite.TILE, x:x + px_sprite.TILE], dtype=np.uint8))
+    got = px_sprite.pixel_sha256(pixels)
     if got != entry["sha256"]:
-        raise px.PixelAssetError(
+        raise px_sprite.PixelAssetError(
             f"sprite {entry['id']}: pixel checksum mismatch in {entry['sheet']} at {x},{y} (manifest "
             f"{entry['sha256'][:12]}…, sheet gives {got[:12]}…); reinstall {CDDA_PACKAGE} or regenerate "
             "assets_manifest with assets_manifest/build/build_pixel.py")

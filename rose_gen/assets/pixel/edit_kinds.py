@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import sprite as px_sprite
 from rose_gen.assets.pixel.metrics import lab_of
 
 COLOUR_KINDS: tuple[str, ...] = ("shade", "swap")
@@ -84,8 +84,8 @@ def apply_edit(rgba: np.ndarray, edit: EditSpec) -> np.ndarray:
 
 def _spec(kind: str, anchor: tuple[int, int], before: np.ndarray, after: np.ndarray) -> EditSpec | None:
     """The EditSpec turning ``before`` into ``after`` (None when nothing changed)."""
-    after = px.canonical(after)
-    ys, xs = np.nonzero((px.canonical(before) != after).any(axis=-1))
+    after = px_sprite.canonical(after)
+    ys, xs = np.nonzero((px_sprite.canonical(before) != after).any(axis=-1))
     if ys.size == 0:
         return None
     pixels = tuple((int(y), int(x), *(int(v) for v in after[y, x])) for y, x in zip(ys, xs, strict=True))
@@ -133,11 +133,11 @@ def _opaque(rgba: np.ndarray) -> np.ndarray:
 
 
 def _grow(allowed: np.ndarray, anchor: tuple[int, int], size: int) -> np.ndarray:
-    return px.grow_patch(allowed, anchor, size)
+    return px_sprite.grow_patch(allowed, anchor, size)
 
 
 def _budget(rgba: np.ndarray, rng: np.random.Generator) -> int:
-    n = int(px.solid_mask(rgba).sum())
+    n = int(px_sprite.solid_mask(rgba).sum())
     return max(MIN_PIXELS, int(round(float(rng.uniform(0.025, MAX_SHARE)) * n)))
 
 
@@ -151,7 +151,7 @@ def _pick(mask: np.ndarray, rng: np.random.Generator) -> tuple[int, int] | None:
 
 def _surround_colour(rgba: np.ndarray, region: np.ndarray) -> np.ndarray | None:
     """The most common opaque colour on the 4-neighbour ring around ``region`` (None: no ink there)."""
-    ring = ndimage.binary_dilation(region, structure=_CROSS) & ~region & px.solid_mask(rgba)
+    ring = ndimage.binary_dilation(region, structure=_CROSS) & ~region & px_sprite.solid_mask(rgba)
     if not ring.any():
         return None
     colours, counts = np.unique(rgba[ring], axis=0, return_counts=True)
@@ -161,7 +161,7 @@ def _surround_colour(rgba: np.ndarray, region: np.ndarray) -> np.ndarray | None:
 def _details(rgba: np.ndarray, max_size: int = 12) -> list[np.ndarray]:
     """Small one-colour spots inside the sprite (eyes, gems, highlights): 2..max_size pixels,
     every 4-neighbour of the spot opaque and of other colours."""
-    solid = px.solid_mask(rgba)
+    solid = px_sprite.solid_mask(rgba)
     codes = (rgba[..., 0].astype(np.int64) << 16) | (rgba[..., 1].astype(np.int64) << 8) | rgba[..., 2]
     out = []
     for code in np.unique(codes[solid]):
@@ -219,7 +219,7 @@ def _swap(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
 
 
 def _add(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
-    solid = px.solid_mask(rgba)
+    solid = px_sprite.solid_mask(rgba)
     free = rgba[..., 3] == 0
     free[[0, -1], :] = False
     free[:, [0, -1]] = False
@@ -237,7 +237,7 @@ def _add(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
 
 
 def _remove(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
-    solid = px.solid_mask(rgba)
+    solid = px_sprite.solid_mask(rgba)
     edge = solid & ndimage.binary_dilation(~solid, structure=_CROSS)
     anchor = _pick(edge, rng)
     if anchor is None:
@@ -250,7 +250,7 @@ def _remove(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
 
 def _tips(rgba: np.ndarray, d: tuple[int, int]) -> np.ndarray:
     """Ink pixels whose neighbour in direction ``d`` is transparent (the edge facing ``d``)."""
-    solid = px.solid_mask(rgba)
+    solid = px_sprite.solid_mask(rgba)
     h, w = solid.shape
     pad = np.pad(solid, 1)
     return solid & ~pad[1 + d[0]:1 + d[0] + h, 1 + d[1]:1 + d[1] + w]
@@ -259,7 +259,7 @@ def _tips(rgba: np.ndarray, d: tuple[int, int]) -> np.ndarray:
 def _features(rgba: np.ndarray, d: tuple[int, int], max_width: int = 3) -> list[list[tuple[int, int]]]:
     """Runs of 1..``max_width`` edge pixels facing ``d``, laid across ``d``, with no ink just
     beyond either end: the tips of thin features (horns, limbs, handles, spikes)."""
-    solid = px.solid_mask(rgba)
+    solid = px_sprite.solid_mask(rgba)
     line, side = (_tips(rgba, d), solid) if d[0] else (_tips(rgba, d).T, solid.T)
     runs = []
     for r in range(line.shape[0]):
@@ -289,7 +289,7 @@ def _extend(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
     out = np.array(rgba)
     for y, x in run:
         by, bx = y - d[0], x - d[1]
-        inside = 0 <= by < h and 0 <= bx < w and rgba[by, bx, 3] >= px.SOLID_ALPHA
+        inside = 0 <= by < h and 0 <= bx < w and rgba[by, bx, 3] >= px_sprite.SOLID_ALPHA
         body = rgba[by, bx] if inside else rgba[y, x]
         for k in range(1, length + 1):
             ny, nx = y + k * d[0], x + k * d[1]
@@ -301,7 +301,7 @@ def _extend(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
 
 
 def _trim(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
-    solid = px.solid_mask(rgba)
+    solid = px_sprite.solid_mask(rgba)
     thin = solid & ~ndimage.binary_opening(solid, structure=np.ones((3, 3), dtype=bool))
     neighbours = ndimage.convolve(solid.astype(np.int8), np.ones((3, 3), dtype=np.int8), mode="constant") - 1
     anchor = _pick(thin & (neighbours <= 2), rng)  # the end of a feature at most two pixels wide
@@ -321,7 +321,7 @@ def _relocate(rgba: np.ndarray, rng: np.random.Generator, kind: str, reach: tupl
     fill = _surround_colour(rgba, spot)
     if fill is None:
         return None
-    solid = px.solid_mask(rgba)
+    solid = px_sprite.solid_mask(rgba)
     for _ in range(6):
         dy, dx = (int(v) for v in rng.integers(-reach[1], reach[1] + 1, size=2))
         if max(abs(dy), abs(dx)) < reach[0]:
@@ -365,7 +365,7 @@ def _erase(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
 
 
 def _mirror(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
-    solid = px.solid_mask(rgba)
+    solid = px_sprite.solid_mask(rgba)
     edge = solid & ndimage.binary_dilation(~solid, structure=_CROSS)
     anchor = _pick(edge, rng)
     if anchor is None:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import sprite as px_sprite
 from rose_gen.assets.pixel.edit_kinds import (
     EDIT_KINDS,
     KIND_PLANNERS,
@@ -33,6 +34,7 @@ from rose_gen.assets.pixel.edit_kinds import (
     apply_edit,
 )
 from rose_gen.assets.pixel.metrics import block_delta_e
+from rose_gen.assets.visibility import tile_difference
 from rose_gen.core.rng import seed_sequence
 
 POP_OUT_LIMIT = 10.0  # the audit's pop-out line is 12; keep a margin
@@ -53,11 +55,11 @@ class PlannedEdit:
     block_delta_e: float
 
 
-def check_edit(rgba: np.ndarray, edit: EditSpec, *, cell_size: int = px.MIN_CELL_SIZE,
-               margin: float = px.EDIT_MARGIN, pop_out: float = POP_OUT_LIMIT) -> PlannedEdit | None:
+def check_edit(rgba: np.ndarray, edit: EditSpec, *, cell_size: int = px_sprite.MIN_CELL_SIZE,
+               margin: float = px_sprite.EDIT_MARGIN, pop_out: float = POP_OUT_LIMIT) -> PlannedEdit | None:
     """The edit's measurements when it is local, off the cell border (:data:`EDGE_MARGIN`),
     visible and does not pop out (else None)."""
-    n_solid = int(px.solid_mask(rgba).sum())
+    n_solid = int(px_sprite.solid_mask(rgba).sum())
     if not MIN_PIXELS <= edit.size <= max(MIN_PIXELS, int(np.ceil(MAX_SHARE * n_solid))):
         return None
     h, w = rgba.shape[:2]
@@ -65,9 +67,9 @@ def check_edit(rgba: np.ndarray, edit: EditSpec, *, cell_size: int = px.MIN_CELL
            for y, x, *_ in edit.pixels):
         return None  # at the cell border an edit reads as part of the neighbouring cell
     edited = apply_edit(rgba, edit)
-    a, b = px.render_sprite(rgba, cell_size), px.render_sprite(edited, cell_size)
-    diff = px.tile_difference(a, b)
-    if not px.clears_visibility(diff, margin):
+    a, b = px_sprite.render_sprite(rgba, cell_size), px_sprite.render_sprite(edited, cell_size)
+    diff = tile_difference(a, b)
+    if not px_sprite.clears_visibility(diff, margin):
         return None
     worst = block_delta_e(np.asarray(a), np.asarray(b))
     if worst > pop_out:
@@ -76,7 +78,7 @@ def check_edit(rgba: np.ndarray, edit: EditSpec, *, cell_size: int = px.MIN_CELL
 
 
 def plan_edit(rgba: np.ndarray, rng: np.random.Generator, kinds: Sequence[str] = EDIT_KINDS, *,
-              attempts: int = 12, cell_size: int = px.MIN_CELL_SIZE, margin: float = px.EDIT_MARGIN,
+              attempts: int = 12, cell_size: int = px_sprite.MIN_CELL_SIZE, margin: float = px_sprite.EDIT_MARGIN,
               pop_out: float = POP_OUT_LIMIT) -> PlannedEdit | None:
     """The first draw, trying ``kinds`` in order (``attempts`` each), that :func:`check_edit` accepts."""
     for kind in kinds:
@@ -137,8 +139,8 @@ def _edited_pixels(render_json: str, edit: EditSpec) -> np.ndarray:
     render = json.loads(render_json)
     arr = apply_edit(px.render_pixels(render), edit)
     expected = render.get("edited_sha256")
-    if expected and px.pixel_sha256(arr) != expected:
-        raise px.PixelAssetError(f"sprite {render.get('sprite')}: edited pixels do not match the manifest's "
+    if expected and px_sprite.pixel_sha256(arr) != expected:
+        raise px_sprite.PixelAssetError(f"sprite {render.get('sprite')}: edited pixels do not match the manifest's "
                                  "edited_sha256; regenerate with assets_manifest/build/build_pixel.py")
     arr.setflags(write=False)
     return arr
@@ -175,5 +177,5 @@ def edit_bases(sprites: Sequence[px.LibrarySprite], seed: int) -> tuple[list[dic
         counts[planned.edit.kind] = counts.get(planned.edit.kind, 0) + 1
         edited = apply_edit(s.pixels, planned.edit)
         bases.append(base_record(s.entry["id"], s.entry["source"], s.entry["family"], s.entry["solid_pixels"],
-                                 planned, px.pixel_sha256(edited)))
+                                 planned, px_sprite.pixel_sha256(edited)))
     return bases, failed

@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 
 from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import sprite as px_sprite
 from rose_gen.assets.pixel.metrics import POP_OUT_DELTA_E, block_delta_e, colour_only
+from rose_gen.assets.visibility import tile_difference
 
 MAX_PAIRS_PER_SPRITE = 2
 
@@ -46,16 +48,16 @@ class PairMeasures:
 
 def measure_pair(a: np.ndarray, b: np.ndarray) -> PairMeasures:
     """Silhouette IoU, palette overlap, palette-swap test, pop-out and visibility of two sprites."""
-    ma, mb = px.solid_mask(a), px.solid_mask(b)
+    ma, mb = px_sprite.solid_mask(a), px_sprite.solid_mask(b)
     union = int((ma | mb).sum())
     iou = float((ma & mb).sum()) / union if union else 1.0
-    overlap = float(np.minimum(px.palette_histogram(a), px.palette_histogram(b)).sum())
-    small_a, small_b = (np.asarray(px.render_sprite(s, px.TILE)) for s in (a, b))
-    swap = colour_only(small_a, small_b, px.BACKGROUND)
-    ta, tb = px.render_sprite(a, px.MIN_CELL_SIZE), px.render_sprite(b, px.MIN_CELL_SIZE)
-    diff = px.tile_difference(ta, tb)
+    overlap = float(np.minimum(px_sprite.palette_histogram(a), px_sprite.palette_histogram(b)).sum())
+    small_a, small_b = (np.asarray(px_sprite.render_sprite(s, px_sprite.TILE)) for s in (a, b))
+    swap = colour_only(small_a, small_b, px_sprite.BACKGROUND)
+    ta, tb = px_sprite.render_sprite(a, px_sprite.MIN_CELL_SIZE), px_sprite.render_sprite(b, px_sprite.MIN_CELL_SIZE)
+    diff = tile_difference(ta, tb)
     return PairMeasures(round(iou, 6), round(overlap, 6), swap, round(block_delta_e(np.asarray(ta), np.asarray(tb)), 3),
-                        round(diff.changed_fraction, 6), round(diff.ssim, 6), px.clears_visibility(diff, px.EDIT_MARGIN))
+                        round(diff.changed_fraction, 6), round(diff.ssim, 6), px_sprite.clears_visibility(diff, px_sprite.EDIT_MARGIN))
 
 
 def content_pairs(sprites: Sequence[px.LibrarySprite], candidates: Iterable[tuple[int, int, float]],

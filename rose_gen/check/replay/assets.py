@@ -128,13 +128,14 @@ def _glyph(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOptions
 
 @lru_cache(maxsize=8)
 def _vendor_index(vendor: str) -> dict[str, str]:
-    from rose_gen.assets.emoji.artwork import vendor_index
+    from rose_gen.assets.emoji.vendors import vendor_index
 
     return vendor_index(vendor)
 
 
 def _emoji_asset(vendor: str, key: str) -> dict[str, str] | None:
-    from rose_gen.assets.emoji.artwork import asset_sha256, key_from_filename
+    from rose_gen.assets.emoji.artwork import asset_sha256
+    from rose_gen.assets.emoji.catalogue import key_from_filename
 
     norm = key_from_filename(key)
     path = _vendor_index(vendor).get(norm)
@@ -163,7 +164,8 @@ def _emoji(scene: SceneSpec, manifest: Mapping[str, Any], path_fields: tuple[str
                                  f"{entry['vendor']}:{spec['path']}", entry["kind"], entry["why"]))
     if scene.source == "emoji_style" and all(sub.kind == "exact" for sub in subs):
         # A release made by rose-gen: its EmojiStyle tiles were fitted to one ink-box area.
-        from rose_gen.assets.emoji.artwork import identity_records, pair_fit
+        from rose_gen.assets.emoji.manifest import identity_records
+        from rose_gen.sources.emoji_common import pair_fit
 
         record = identity_records().get(specs["majority"]["key"])
         if record is not None and record.get("art_fit"):
@@ -227,7 +229,8 @@ def _procedural_stand_in(scene: SceneSpec, what: str, entry: Mapping[str, Any]) 
 
 @RESOLVERS.register("pixel_edit")
 def _pixel_edit(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOptions) -> Resolved:
-    from rose_gen.assets.pixel import library as px
+    from rose_gen.assets.pixel import sprite as px_sprite
+    from rose_gen.assets.pixel import user as px_user
     from rose_gen.assets.pixel.edits import plan_named_edit
     from rose_gen.sources.pixel_edit import EDITED_SUFFIX
 
@@ -235,10 +238,10 @@ def _pixel_edit(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOp
     name = scene.pair.pair_key
     folder = Path(options.pixel_assets) if options.pixel_assets else None
     if folder is not None and (folder / name).is_file():
-        pixels = px.load_user_sprite(folder, name)
+        pixels = px_user.load_user_sprite(folder, name)
         planned = plan_named_edit(pixels, name)
         if planned is None:
-            return Resolved(None, (), f"{folder / name}: no local edit is visible at {px.MIN_CELL_SIZE} px")
+            return Resolved(None, (), f"{folder / name}: no local edit is visible at {px_sprite.MIN_CELL_SIZE} px")
         render = {"library": "user", "folder": str(folder), "file": name, "edit": planned.edit.to_json()}
         pair = AssetPair(source="pixel_edit", majority=name, target=name + EDITED_SUFFIX, pair_key=name,
                          row_fields=scene.pair.row_fields, render=render)
@@ -250,7 +253,7 @@ def _pixel_edit(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOp
 
 @RESOLVERS.register("pixel_content")
 def _pixel_content(scene: SceneSpec, manifest: Mapping[str, Any], options: ReplayOptions) -> Resolved:
-    from rose_gen.assets.pixel import library as px
+    from rose_gen.assets.pixel import user as px_user
 
     entry = manifest["pixel"][scene.subset]
     key = scene.pair.pair_key
@@ -259,8 +262,8 @@ def _pixel_content(scene: SceneSpec, manifest: Mapping[str, Any], options: Repla
         for i in (m.start() for m in re.finditer("__", key)):
             a, b = key[:i], key[i + 2:]
             if (folder / a).is_file() and (folder / b).is_file():
-                px.load_user_sprite(folder, a)
-                px.load_user_sprite(folder, b)
+                px_user.load_user_sprite(folder, a)
+                px_user.load_user_sprite(folder, b)
                 render = {"a": {"library": "user", "folder": str(folder), "file": a},
                           "b": {"library": "user", "folder": str(folder), "file": b}}
                 pair = AssetPair(source="pixel_content", majority=a, target=b, pair_key=key,

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from assets_manifest import load_manifest
-from rose_gen.assets.emoji.artwork import chars_of_key, emoji_key, key_from_filename
+from rose_gen.assets.emoji.catalogue import chars_of_key, emoji_key, key_from_filename
 from rose_gen.scene.layout import LAYOUT_FAMILIES
 from rose_gen.scene.plan import V0_1_PLANS
 

@@ -67,7 +67,7 @@ def test_colour_only_means_one_silhouette_in_other_colours() -> None:
 
 
 def test_a_stretched_sprite_read_back_from_its_cell_is_screened_as_one_object() -> None:
-    from rose_gen.assets.pixel.library import BACKGROUND, render_sprite
+    from rose_gen.assets.pixel.sprite import BACKGROUND, render_sprite
 
     sprite = np.zeros((32, 32, 4), dtype=np.uint8)
     sprite[6:26, 8:24] = (90, 60, 30, 255)  # one solid object

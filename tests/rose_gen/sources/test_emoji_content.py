@@ -8,7 +8,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from rose_gen.assets.emoji.artwork import VisibilityRule, check_pair, identity_records
+from rose_gen.assets.emoji.manifest import identity_records
+from rose_gen.assets.emoji.similarity import VisibilityRule, check_pair
 from rose_gen.sources.base import SOURCES, AssetError
 from rose_gen.sources.emoji_content import DEFAULT_BAND, SOURCE, content_pool
 

@@ -7,12 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from rose_gen.assets.emoji.artwork import (
-    EMOJI_VENDORS,
-    VisibilityRule,
-    check_pair,
-    identity_records,
-)
+from rose_gen.assets.emoji.manifest import identity_records
+from rose_gen.assets.emoji.similarity import VisibilityRule, check_pair
+from rose_gen.assets.emoji.vendors import EMOJI_VENDORS
 from rose_gen.sources.base import SOURCES, AssetError
 from rose_gen.sources.emoji_style import SOURCE, style_pool
 

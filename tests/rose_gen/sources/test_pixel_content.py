@@ -7,8 +7,11 @@ import pytest
 from PIL import Image
 
 from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import procedural as px_proc
+from rose_gen.assets.pixel import sprite as px_sprite
 from rose_gen.assets.pixel.metrics import block_delta_e, colour_only
 from rose_gen.assets.visibility import is_visible, tile_difference
+from rose_gen.sources import pixel_common as px_pools
 from rose_gen.sources.base import SOURCES
 from rose_gen.sources.pixel_content import PixelContentSource
 
@@ -34,7 +37,7 @@ def test_pairs_are_related_distinct_and_unique():
         assert lo <= p.similarity <= hi
     for p in pool[:: max(1, len(pool) // 10)]:  # recomputed, not just read back
         pa, pb = library.pixels(p.majority), library.pixels(p.target)
-        assert px.sprite_similarity(pa, pb) == p.similarity
+        assert px_sprite.sprite_similarity(pa, pb) == p.similarity
         ta, tb = SOURCE.render_tile(p, "majority", 120), SOURCE.render_tile(p, "target", 120)
         assert ta.size == tb.size == (120, 120) and ta.mode == "RGB"
         assert is_visible(tile_difference(ta, tb))
@@ -48,9 +51,9 @@ def test_palette_swaps_leave_the_standard_pool_and_an_option_keeps_them():
     assert not swaps & standard
     kept = {p.pair_key for p in SOURCE.pool({"colour_only_pairs": True, "max_block_delta_e": None})}
     assert swaps <= kept and standard <= kept
-    with pytest.raises(px.PixelAssetError, match="colour_only_pairs"):
+    with pytest.raises(px_sprite.PixelAssetError, match="colour_only_pairs"):
         SOURCE.pool({"colour_only_pairs": "yes"})
-    with pytest.raises(px.PixelAssetError, match="unknown pixel source option"):
+    with pytest.raises(px_sprite.PixelAssetError, match="unknown pixel source option"):
         SOURCE.pool({"colour_only": True})
 
 
@@ -60,18 +63,18 @@ def test_pairs_that_differ_at_a_glance_leave_the_standard_pool_unless_asked_for(
     assert len(everything) > len(standard) >= 300
     for p in standard[:: max(1, len(standard) // 15)]:
         a, b = (np.asarray(SOURCE.render_tile(p, role, 120)) for role in ("majority", "target"))
-        assert block_delta_e(a, b) <= px.CONTENT_MAX_BLOCK_DELTA_E
+        assert block_delta_e(a, b) <= px_pools.CONTENT_MAX_BLOCK_DELTA_E
     assert {p.row_fields["sprite_source"] for p in standard} == {"crawl", "cdda"}
     for bad in (0, -3, "20", True):
-        with pytest.raises(px.PixelAssetError, match="max_block_delta_e"):
+        with pytest.raises(px_sprite.PixelAssetError, match="max_block_delta_e"):
             SOURCE.pool({"max_block_delta_e": bad})
 
 
 def test_standard_pairs_are_not_palette_swaps_when_measured_on_the_tiles():
     pool = SOURCE.pool({})
     for p in pool[:: max(1, len(pool) // 25)]:
-        a, b = (np.asarray(SOURCE.render_tile(p, role, px.TILE)) for role in ("majority", "target"))
-        assert not colour_only(a, b, px.BACKGROUND)
+        a, b = (np.asarray(SOURCE.render_tile(p, role, px_sprite.TILE)) for role in ("majority", "target"))
+        assert not colour_only(a, b, px_sprite.BACKGROUND)
 
 
 def test_procedural_pairs_come_from_one_procedural_family():
@@ -95,7 +98,7 @@ def test_orient_swaps_sides_and_fields():
 
 
 def test_user_pairs_are_checked(tmp_path):
-    family = px.procedural_family(41, 2)
+    family = px_proc.procedural_family(41, 2)
     for i, sprite in enumerate(family):
         Image.fromarray(sprite, "RGBA").save(tmp_path / f"p{i}.png")
     Image.fromarray(family[0], "RGBA").save(tmp_path / "copy.png")
@@ -105,5 +108,5 @@ def test_user_pairs_are_checked(tmp_path):
     assert [p.pair_key for p in pool] == ["p0.png__p1.png"]
     assert SOURCE.render_tile(pool[0], "target", 120).size == (120, 120)
     (tmp_path / "same.txt").write_text("p0.png copy.png\n")
-    with pytest.raises(px.PixelAssetError, match="not visibly different"):
+    with pytest.raises(px_sprite.PixelAssetError, match="not visibly different"):
         SOURCE.pool({**opts, "user_list": str(tmp_path / "same.txt")})

@@ -10,6 +10,8 @@ from PIL import Image
 
 from rose_gen.assets.pixel import edit_kinds as ek
 from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import procedural as px_proc
+from rose_gen.assets.pixel import sprite as px_sprite
 from rose_gen.assets.pixel.metrics import (
     POP_OUT_DELTA_E,
     block_delta_e,
@@ -49,9 +51,9 @@ def test_pool_options_choose_and_reduce_explicitly():
     both = SOURCE.pool({"sprites": ["procedural", "crawl"]})
     assert [p.pair_key for p in both[: len(proc)]] == [p.pair_key for p in proc]
     assert [p.pair_key for p in SOURCE.pool({"max_pairs": 7})] == [p.pair_key for p in SOURCE.pool({})][:7]
-    with pytest.raises(px.PixelAssetError, match="sprites="):
+    with pytest.raises(px_sprite.PixelAssetError, match="sprites="):
         SOURCE.pool({"sprites": ["crawl", "web"]})
-    with pytest.raises(px.PixelAssetError, match="user_folder"):
+    with pytest.raises(px_sprite.PixelAssetError, match="user_folder"):
         SOURCE.pool({"sprites": ["user"]})
 
 
@@ -77,7 +79,7 @@ def test_the_majority_is_always_the_original_and_the_exception_carries_the_edit(
         assert o.target.endswith("+edit") and not o.majority.endswith("+edit")
     original = px.default_library().pixels(pair.majority)
     assert np.array_equal(np.asarray(SOURCE.render_tile(pair, "majority", 120)),
-                          np.asarray(px.render_sprite(original, 120)))
+                          np.asarray(px_sprite.render_sprite(original, 120)))
 
 
 def test_rows_record_the_edit_kind_and_class_after_the_v0_1_fields():
@@ -113,7 +115,7 @@ def test_licences_quote_the_package_copyright():
 
 
 def test_user_folder_pool_is_verified_and_renders(tmp_path):
-    for i, sprite in enumerate(px.procedural_family(31, 3)):
+    for i, sprite in enumerate(px_proc.procedural_family(31, 3)):
         Image.fromarray(sprite, "RGBA").save(tmp_path / f"u{i}.png")
     (tmp_path / "bases.txt").write_text("u2.png\nu0.png\n")
     opts = {"sprites": ["user"], "user_folder": str(tmp_path), "user_list": str(tmp_path / "bases.txt")}
@@ -124,10 +126,10 @@ def test_user_folder_pool_is_verified_and_renders(tmp_path):
     assert is_visible(tile_difference(a, b))
     (tmp_path / "dup.png").write_bytes((tmp_path / "u0.png").read_bytes())
     (tmp_path / "dups.txt").write_text("u0.png\ndup.png\n")
-    with pytest.raises(px.PixelAssetError, match="same pixels as"):
+    with pytest.raises(px_sprite.PixelAssetError, match="same pixels as"):
         SOURCE.pool({**opts, "user_list": str(tmp_path / "dups.txt")})
     (tmp_path / "pairs.txt").write_text("u0.png u1.png\n")
-    with pytest.raises(px.PixelAssetError, match="no single-file lines"):
+    with pytest.raises(px_sprite.PixelAssetError, match="no single-file lines"):
         SOURCE.pool({**opts, "user_list": str(tmp_path / "pairs.txt")})
 
 
@@ -137,7 +139,7 @@ def test_edited_copy_must_match_the_manifest_checksum():
     pair = SOURCE.pool({})[1]
     tampered = replace(pair, render={**pair.render, "edited_sha256": "0" * 64})
     SOURCE.render_tile(tampered, "majority", 120)  # the original is still fine
-    with pytest.raises(px.PixelAssetError, match="edited_sha256"):
+    with pytest.raises(px_sprite.PixelAssetError, match="edited_sha256"):
         SOURCE.render_tile(tampered, "target", 120)
 
 

@@ -8,24 +8,21 @@ from dataclasses import replace
 import pytest
 from PIL import Image
 
-from rose_gen.assets.emoji.artwork import (
-    EMOJI_VENDORS,
-    STYLE_VENDORS,
-    EmojiAsset,
-    EmojiAssetError,
-    EmojiVendor,
+from rose_gen.assets.emoji.artwork import EmojiAsset, asset_from_record, ink_fraction, render_asset
+from rose_gen.assets.emoji.catalogue import EmojiAssetError, emoji_key, key_from_filename
+from rose_gen.assets.emoji.manifest import identity_records
+from rose_gen.assets.emoji.similarity import (
     VisibilityRule,
-    asset_from_record,
     check_pair,
-    distinct_artwork_pairs,
-    emoji_key,
-    identity_records,
-    ink_fraction,
-    key_from_filename,
-    noto_has,
-    render_asset,
     similarity_matrix,
     thumbnail,
+)
+from rose_gen.assets.emoji.vendors import (
+    EMOJI_VENDORS,
+    STYLE_VENDORS,
+    EmojiVendor,
+    distinct_artwork_pairs,
+    noto_has,
     vendor_index,
 )
 
@@ -175,7 +172,8 @@ def test_edge_to_edge_artwork_keeps_a_white_margin(size):
 
 
 def test_manifest_verified_with_other_geometry_is_refused():
-    from rose_gen.assets.emoji.artwork import ART_MARGIN, check_verification
+    from rose_gen.assets.emoji.artwork import ART_MARGIN
+    from rose_gen.assets.emoji.manifest import check_verification
 
     check_verification({"verification": {"art_margin": ART_MARGIN, "cell_size": 42}}, "x", 42)
     with pytest.raises(EmojiAssetError, match="rebuild"):
@@ -185,10 +183,10 @@ def test_manifest_verified_with_other_geometry_is_refused():
 
 
 def test_pool_time_vendor_check_names_the_missing_package(monkeypatch, tmp_path):
-    import rose_gen.assets.emoji.artwork as ea
+    from rose_gen.assets.emoji import vendors as em_vendors
 
-    ea.require_vendors(STYLE_VENDORS)
-    monkeypatch.setattr(ea, "NOTO_FONT_PATH", tmp_path / "NotoColorEmoji.ttf")
+    em_vendors.require_vendors(STYLE_VENDORS)
+    monkeypatch.setattr(em_vendors, "NOTO_FONT_PATH", tmp_path / "NotoColorEmoji.ttf")
     with pytest.raises(EmojiAssetError) as err:
-        ea.require_vendors(["twemoji", "noto"])
+        em_vendors.require_vendors(["twemoji", "noto"])
     assert "fonts-noto-color-emoji" in str(err.value) and "\n" not in str(err.value)

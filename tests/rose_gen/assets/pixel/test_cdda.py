@@ -9,6 +9,7 @@ import pytest
 from rose_gen.assets.pixel import cdda as pixel_cdda
 from rose_gen.assets.pixel import library as px
 from rose_gen.assets.pixel import pool as pixel_pool
+from rose_gen.assets.pixel import sprite as px_sprite
 
 
 def test_only_monsters_and_items_are_taken_with_their_first_foreground_cell():
@@ -29,7 +30,7 @@ def test_only_monsters_and_items_are_taken_with_their_first_foreground_cell():
 
 
 def test_a_missing_tileset_file_names_the_package(tmp_path):
-    with pytest.raises(px.PixelAssetError, match="apt-get install cataclysm-dda-data"):
+    with pytest.raises(px_sprite.PixelAssetError, match="apt-get install cataclysm-dda-data"):
         pixel_cdda.cdda_path(pixel_cdda.CDDA_SHEET, tmp_path)
 
 
@@ -41,7 +42,7 @@ def test_library_cdda_sprites_are_named_whole_objects_and_verified():
     for sid, e in list(cdda.items())[:: max(1, len(cdda) // 40)]:
         assert not e["name"].startswith(pixel_cdda.NON_OBJECT_PREFIXES)
         pixels = library.pixels(sid)
-        assert pixels.shape == (32, 32, 4) and px.is_substantial(pixels)
+        assert pixels.shape == (32, 32, 4) and px_sprite.is_substantial(pixels)
         assert pixel_pool.shape_rejection(pixels) is None
     rec = next(r for r in library.manifest["licences"] if r["source"] == "cdda")
     assert rec["licence"] == "CC-BY-SA-3.0" and rec["package"] == "cataclysm-dda-data"
@@ -53,5 +54,5 @@ def test_a_changed_tileset_pixel_is_refused():
     library = px.default_library()
     entry = copy.deepcopy(next(e for e in library.entries.values() if e["source"] == "cdda"))
     entry["sha256"] = "0" * 64
-    with pytest.raises(px.PixelAssetError, match="pixel checksum mismatch in MshockXotto"):
+    with pytest.raises(px_sprite.PixelAssetError, match="pixel checksum mismatch in MshockXotto"):
         pixel_cdda.cdda_sprite_pixels(entry)

@@ -9,8 +9,10 @@ import numpy as np
 from rose_gen.assets.pixel import edit_kinds as ek
 from rose_gen.assets.pixel import edits as pe
 from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import procedural as px_proc
+from rose_gen.assets.pixel import sprite as px_sprite
 from rose_gen.assets.pixel.metrics import block_delta_e
-from rose_gen.assets.visibility import is_visible
+from rose_gen.assets.visibility import is_visible, tile_difference
 
 
 def _colours(rgba: np.ndarray) -> set[tuple[int, int, int, int]]:
@@ -24,7 +26,7 @@ def _assert_in_palette(before: np.ndarray, after: np.ndarray) -> None:
     assert new <= _colours(before), f"edit paints colours the sprite does not have: {new - _colours(before)}"
 
 
-SPRITES = [px.procedural_family(3, f, 1)[0] for f in range(6)]
+SPRITES = [px_proc.procedural_family(3, f, 1)[0] for f in range(6)]
 
 
 def _crawl_sprites(n: int = 12) -> list[np.ndarray]:
@@ -42,10 +44,10 @@ def test_planned_edits_are_seeded_visible_and_never_pop_out():
         assert planned is not None
         kinds.add(planned.edit.kind)
         edited = ek.apply_edit(sprite, planned.edit)
-        a, b = px.render_sprite(sprite, px.MIN_CELL_SIZE), px.render_sprite(edited, px.MIN_CELL_SIZE)
-        assert px.clears_visibility(px.tile_difference(a, b), px.EDIT_MARGIN)
+        a, b = px_sprite.render_sprite(sprite, px_sprite.MIN_CELL_SIZE), px_sprite.render_sprite(edited, px_sprite.MIN_CELL_SIZE)
+        assert px_sprite.clears_visibility(tile_difference(a, b), px_sprite.EDIT_MARGIN)
         assert block_delta_e(np.asarray(a), np.asarray(b)) <= pe.POP_OUT_LIMIT
-        assert planned.changed_pixels <= max(ek.MIN_PIXELS, np.ceil(ek.MAX_SHARE * px.solid_mask(sprite).sum()))
+        assert planned.changed_pixels <= max(ek.MIN_PIXELS, np.ceil(ek.MAX_SHARE * px_sprite.solid_mask(sprite).sum()))
         assert all(pe.EDGE_MARGIN <= v < 32 - pe.EDGE_MARGIN for y, x, *_ in planned.edit.pixels for v in (y, x))
     assert len(kinds) >= 6
 
@@ -63,9 +65,9 @@ def test_an_edit_at_the_cell_border_is_refused():
 def test_the_planner_gives_up_rather_than_lowering_the_bar():
     sprite = SPRITES[1]
     faint = sprite.copy()
-    ys, xs = np.nonzero(px.solid_mask(sprite))
+    ys, xs = np.nonzero(px_sprite.solid_mask(sprite))
     faint[ys[0], xs[0], :3] = np.clip(faint[ys[0], xs[0], :3].astype(int) + 3, 0, 255)
-    assert not is_visible(px.edit_difference(sprite, faint))
+    assert not is_visible(px_sprite.edit_difference(sprite, faint))
     assert pe.plan_edit(sprite, pe.edit_rng(0, "x"), margin=150.0, attempts=3) is None
     assert pe.plan_edit(sprite, pe.edit_rng(0, "x"), pop_out=0.0, attempts=3) is None
 
@@ -87,9 +89,9 @@ def test_manifest_edits_are_in_palette_local_visible_and_balanced():
         _assert_in_palette(pixels, edited)
         assert base["changed_pixels"] == edit.size == int((pixels != edited).any(-1).sum())
         assert all(pe.EDGE_MARGIN <= v < 32 - pe.EDGE_MARGIN for y, x, *_ in edit.pixels for v in (y, x))
-        assert px.pixel_sha256(edited) == base["edited_sha256"]
-        a, b = px.render_sprite(pixels, px.MIN_CELL_SIZE), px.render_sprite(edited, px.MIN_CELL_SIZE)
-        assert is_visible(px.tile_difference(a, b))
+        assert px_sprite.pixel_sha256(edited) == base["edited_sha256"]
+        a, b = px_sprite.render_sprite(pixels, px_sprite.MIN_CELL_SIZE), px_sprite.render_sprite(edited, px_sprite.MIN_CELL_SIZE)
+        assert is_visible(tile_difference(a, b))
         assert block_delta_e(np.asarray(a), np.asarray(b)) <= pe.POP_OUT_LIMIT
     kinds = Counter(b["edit"]["kind"] for b in bases if b["source"] == "crawl")
     assert set(kinds) == set(ek.EDIT_KINDS)

@@ -11,6 +11,10 @@ from PIL import Image
 from scipy import ndimage
 
 from rose_gen.assets.pixel import library as px
+from rose_gen.assets.pixel import procedural as px_proc
+from rose_gen.assets.pixel import slicing as px_slice
+from rose_gen.assets.pixel import sprite as px_sprite
+from rose_gen.assets.pixel import user as px_user
 
 
 def _blob(h: int, w: int, colour: tuple[int, int, int]) -> np.ndarray:
@@ -29,22 +33,22 @@ def _blob(h: int, w: int, colour: tuple[int, int, int]) -> np.ndarray:
 
 
 def test_feat_sheet_slices_to_known_counts_of_real_sprites():
-    sprites, pieces = px.slice_sheet(px.SheetSpec("feat", "components"))
+    sprites, pieces = px_slice.slice_sheet(px_slice.SheetSpec("feat", "components"))
     assert pieces == 1547  # alpha components after guillotine splits, as measured
     assert len(sprites) == 127  # substantial ones
     for s in sprites:
         assert s.pixels.shape == (32, 32, 4)
         assert s.w <= 32 and s.h <= 32
-        assert int(px.solid_mask(s.pixels).sum()) >= px.MIN_SOLID_PIXELS
-        assert px.is_substantial(s.pixels)
+        assert int(px_sprite.solid_mask(s.pixels).sum()) >= px_sprite.MIN_SOLID_PIXELS
+        assert px_sprite.is_substantial(s.pixels)
 
 
 def test_floor_sheet_is_sliced_on_the_32px_grid():
-    sprites, pieces = px.slice_sheet(px.SheetSpec("floor", "grid"))
+    sprites, pieces = px_slice.slice_sheet(px_slice.SheetSpec("floor", "grid"))
     assert pieces == 30 * 32  # 960x1024 sheet
     assert len(sprites) == 902
     assert all(s.x % 32 == 0 and s.y % 32 == 0 and (s.w, s.h) == (32, 32) for s in sprites)
-    assert len(px.dedupe(sprites)) == 893
+    assert len(px_slice.dedupe(sprites)) == 893
 
 
 def _disc(size: int, colour: tuple[int, int, int]) -> np.ndarray:
@@ -62,41 +66,41 @@ def test_abutting_sprites_are_split_at_the_seam():
     sheet[0:30, 26:56] = _disc(30, (40, 40, 200))
     _, k = ndimage.label(sheet[..., 3] > 0, structure=np.ones((3, 3)))
     assert k == 1  # one component, 56 px wide: must be cut
-    pieces = px.slice_components(sheet)
+    pieces = px_slice.slice_components(sheet)
     assert [(x, y, m.shape) for x, y, m in pieces] == [(26, 0, (30, 30)), (0, 2, (26, 26))]
 
 
 def test_dedupe_keeps_first_of_identical_canvases():
-    a = px.centre_on_canvas(_blob(20, 20, (10, 200, 10)))
-    b = px.centre_on_canvas(_blob(20, 18, (10, 200, 10)))
-    items = [px.SlicedSprite("s", i, 0, 20, 20, arr) for i, arr in enumerate([a, b, a.copy()])]
-    kept = px.dedupe(items)
+    a = px_sprite.centre_on_canvas(_blob(20, 20, (10, 200, 10)))
+    b = px_sprite.centre_on_canvas(_blob(20, 18, (10, 200, 10)))
+    items = [px_slice.SlicedSprite("s", i, 0, 20, 20, arr) for i, arr in enumerate([a, b, a.copy()])]
+    kept = px_slice.dedupe(items)
     assert [s.x for s in kept] == [0, 1]
 
 
 def test_near_empty_and_flat_pieces_are_dropped():
-    tiny = px.centre_on_canvas(_blob(6, 6, (200, 0, 0)))
+    tiny = px_sprite.centre_on_canvas(_blob(6, 6, (200, 0, 0)))
     flat = np.zeros((32, 32, 4), dtype=np.uint8)
     flat[4:28, 4:28] = (90, 90, 90, 255)
-    assert not px.is_substantial(tiny)
-    assert not px.is_substantial(flat)
-    assert px.is_substantial(px.centre_on_canvas(_blob(20, 20, (0, 0, 200))))
+    assert not px_sprite.is_substantial(tiny)
+    assert not px_sprite.is_substantial(flat)
+    assert px_sprite.is_substantial(px_sprite.centre_on_canvas(_blob(20, 20, (0, 0, 200))))
 
 
 # ---------------------------------------------------------------------------- procedural
 
 
 def test_procedural_families_are_deterministic_related_and_distinct():
-    a = px.procedural_family(11, 4)
-    b = px.procedural_family(11, 4)
-    assert [px.pixel_sha256(s) for s in a] == [px.pixel_sha256(s) for s in b]
-    assert px.pixel_sha256(px.procedural_family(12, 4)[0]) != px.pixel_sha256(a[0])
-    assert len({px.pixel_sha256(s) for s in a}) == len(a)
+    a = px_proc.procedural_family(11, 4)
+    b = px_proc.procedural_family(11, 4)
+    assert [px_sprite.pixel_sha256(s) for s in a] == [px_sprite.pixel_sha256(s) for s in b]
+    assert px_sprite.pixel_sha256(px_proc.procedural_family(12, 4)[0]) != px_sprite.pixel_sha256(a[0])
+    assert len({px_sprite.pixel_sha256(s) for s in a}) == len(a)
     for s in a:
-        assert s.shape == (32, 32, 4) and px.is_substantial(s)
+        assert s.shape == (32, 32, 4) and px_sprite.is_substantial(s)
         body = s[..., 3] > 0
         assert np.array_equal(body, body[:, ::-1])  # mirror symmetry
-    assert px.sprite_similarity(a[0], a[1]) >= 0.6
+    assert px_sprite.sprite_similarity(a[0], a[1]) >= 0.6
 
 
 # ---------------------------------------------------------------------------- checksums
@@ -106,7 +110,7 @@ def test_sprite_checksum_mismatch_is_refused():
     manifest = copy.deepcopy(px.default_library().manifest)
     entry = next(e for e in manifest["sprites"] if e["source"] == "crawl")
     entry["sha256"] = "0" * 64
-    with pytest.raises(px.PixelAssetError, match="checksum mismatch"):
+    with pytest.raises(px_sprite.PixelAssetError, match="checksum mismatch"):
         px.SpriteLibrary(manifest).pixels(entry["id"])
 
 
@@ -115,19 +119,19 @@ def test_sheet_checksum_mismatch_is_refused():
     for sheet in manifest["sheets"]:
         sheet["sha256"] = "f" * 64
     entry = next(e for e in manifest["sprites"] if e["source"] == "crawl")
-    with pytest.raises(px.PixelAssetError, match="checksum mismatch"):
+    with pytest.raises(px_sprite.PixelAssetError, match="checksum mismatch"):
         px.SpriteLibrary(manifest).pixels(entry["id"])
 
 
 def test_missing_sheet_names_the_package(tmp_path):
-    with pytest.raises(px.PixelAssetError, match="apt-get install crawl-tiles-data"):
-        px.crawl_sheet_path("main", tmp_path)
+    with pytest.raises(px_sprite.PixelAssetError, match="apt-get install crawl-tiles-data"):
+        px_slice.crawl_sheet_path("main", tmp_path)
 
 
 def test_mask_round_trip():
     rng = np.random.default_rng(1)
     mask = rng.random((13, 29)) < 0.5
-    assert np.array_equal(px.decode_mask(px.encode_mask(mask), 13, 29), mask)
+    assert np.array_equal(px_sprite.decode_mask(px_sprite.encode_mask(mask), 13, 29), mask)
 
 
 # ---------------------------------------------------------------------------- user folder
@@ -135,7 +139,7 @@ def test_mask_round_trip():
 
 def _write_user_folder(tmp_path, lines: str, sums: bool = True):
     names = []
-    for i, sprite in enumerate(px.procedural_family(21, 3)):
+    for i, sprite in enumerate(px_proc.procedural_family(21, 3)):
         name = f"s{i}.png"
         Image.fromarray(sprite, "RGBA").save(tmp_path / name)
         names.append(name)
@@ -149,33 +153,33 @@ def _write_user_folder(tmp_path, lines: str, sums: bool = True):
 
 def test_user_list_parses_singles_and_pairs(tmp_path):
     listing = _write_user_folder(tmp_path, "# my art\ns0.png\ns0.png s1.png\n\ns2.png  # trailing comment\n")
-    parsed = px.read_user_list(tmp_path, listing)
+    parsed = px_user.read_user_list(tmp_path, listing)
     assert parsed.singles == ("s0.png", "s2.png")
     assert parsed.pairs == (("s0.png", "s1.png"),)
-    assert px.load_user_sprite(tmp_path, "s1.png").shape == (32, 32, 4)
+    assert px_user.load_user_sprite(tmp_path, "s1.png").shape == (32, 32, 4)
 
 
 def test_user_list_errors_name_file_and_line(tmp_path):
     listing = _write_user_folder(tmp_path, "s0.png\nmissing.png\n")
-    with pytest.raises(px.PixelAssetError, match=r"list\.txt:2: missing\.png is not a file"):
-        px.read_user_list(tmp_path, listing)
+    with pytest.raises(px_sprite.PixelAssetError, match=r"list\.txt:2: missing\.png is not a file"):
+        px_user.read_user_list(tmp_path, listing)
 
 
 def test_user_checksum_mismatch_is_refused(tmp_path):
     _write_user_folder(tmp_path, "s0.png\n")
-    Image.fromarray(px.procedural_family(22, 1)[0], "RGBA").save(tmp_path / "s0.png")
-    with pytest.raises(px.PixelAssetError, match="checksum mismatch"):
-        px.load_user_sprite(tmp_path, "s0.png")
+    Image.fromarray(px_proc.procedural_family(22, 1)[0], "RGBA").save(tmp_path / "s0.png")
+    with pytest.raises(px_sprite.PixelAssetError, match="checksum mismatch"):
+        px_user.load_user_sprite(tmp_path, "s0.png")
 
 
 def test_render_is_nearest_neighbour_stretch_on_the_background():
-    sprite = px.centre_on_canvas(_blob(20, 20, (200, 30, 30)))
-    tile = px.render_sprite(sprite, 120)
+    sprite = px_sprite.centre_on_canvas(_blob(20, 20, (200, 30, 30)))
+    tile = px_sprite.render_sprite(sprite, 120)
     arr = np.asarray(tile)
     assert tile.mode == "RGB" and tile.size == (120, 120)
-    assert tuple(arr[0, 0]) == px.BACKGROUND
+    assert tuple(arr[0, 0]) == px_sprite.BACKGROUND
     assert len(np.unique(arr.reshape(-1, 3), axis=0)) == len(
-        np.unique(px.canonical(sprite).reshape(-1, 4), axis=0))  # no new colours: no smoothing
+        np.unique(px_sprite.canonical(sprite).reshape(-1, 4), axis=0))  # no new colours: no smoothing
 
 
 # ---------------------------------------------------------------------------- manifests
@@ -198,6 +202,6 @@ def test_a_sprite_named_by_another_manifest_must_be_in_the_library():
     library = px.default_library()
     known = next(iter(library.entries))
     assert library.entry_named_by("pixel_edit_bases", known) is library.entries[known]
-    with pytest.raises(px.PixelAssetError, match=r"pixel_edit_bases\.json names sprite nope missing from "
+    with pytest.raises(px_sprite.PixelAssetError, match=r"pixel_edit_bases\.json names sprite nope missing from "
                                                   r"pixel_sprites\.json; regenerate with assets_manifest/build"):
         library.entry_named_by("pixel_edit_bases", "nope")

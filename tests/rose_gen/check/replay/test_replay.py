@@ -309,12 +309,12 @@ def test_replay_is_deterministic(reference_items, tmp_path):
 
 
 def test_pixel_assets_folder_supplies_the_original_file(reference_items, tmp_path):
-    from rose_gen.assets.pixel import library as px
+    from rose_gen.assets.pixel import procedural as px_proc
 
     item = next(i for i in reference_items if i.row["rose_subset"] == "ROSE-PixelEdit")
     folder = tmp_path / "pixels"
     folder.mkdir()
-    sprite = px.procedural_family(7, 0)[0]
+    sprite = px_proc.procedural_family(7, 0)[0]
     Image.fromarray(sprite, mode="RGBA").save(folder / item.row["pair_key"])
     (outcome,) = replay_rows([item], ReplayOptions(pixel_assets=str(folder)))
     (sub,) = outcome.substitutions
