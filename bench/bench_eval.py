@@ -48,7 +48,8 @@ def build_input(work: Path) -> Path:
     from rose_gen.release.pipeline import scene_rows
     from rose_gen.render.compose import CueSettings
     from rose_gen.scene import plan
-    from rose_gen.scene.plan import V0_1_PLANS, plan_subset
+    from rose_gen.scene.plan import plan_subset
+    from rose_gen.scene.v0_1_plans import V0_1_PLANS
     from rose_gen.sources import SOURCES, load_sources
     from rose_gen.tasks import prompts, templates
 

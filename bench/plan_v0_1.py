@@ -19,7 +19,8 @@ from dataclasses import replace
 import numpy as np
 
 from rose_gen.scene.difficulty import difficulty_score
-from rose_gen.scene.plan import V0_1_PLANS, plan_subset
+from rose_gen.scene.plan import plan_subset
+from rose_gen.scene.v0_1_plans import V0_1_PLANS
 from rose_gen.sources import SOURCES, AssetPair, SourceInfo, load_sources
 
 V0_1_HARD_SHARE = {

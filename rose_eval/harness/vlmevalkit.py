@@ -132,11 +132,6 @@ def write_dataset_class(target: Path) -> Path:
 # ---------------------------------------------------------------------------- results
 
 
-def is_result_file(path: Path) -> bool:
-    """True for a file rose-eval should read as a VLMEvalKit result (.xlsx or .tsv)."""
-    return path.suffix.lower() in RESULT_SUFFIXES
-
-
 def _tsv_table(path: Path) -> Iterator[tuple[str, list[Any]]]:
     csv.field_size_limit(sys.maxsize)
     try:

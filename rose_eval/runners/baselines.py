@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rose_eval.formal import formal_answer
 from rose_eval.registry import Registry
 from rose_eval.runners.dataset import DatasetItem
 
@@ -29,11 +30,6 @@ def item_rng(seed: int, item_id: str) -> np.random.Generator:
     """A generator seeded by (seed, item_id) alone: same answer whatever the order or selection."""
     key = int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "little")
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), key])))
-
-
-def format_clicks(cells: list[tuple[int, int]]) -> str:
-    """``CLICK(Rr,Cc); `` for each cell, in the given order."""
-    return "".join(f"CLICK(R{r},C{c}); " for r, c in cells)
 
 
 @SOLVERS.register("oracle")
@@ -64,10 +60,9 @@ def random_answers(seed: int) -> Solver:
         rng = item_rng(seed, item.item_id)
         mode = item.row["task_mode"]
         if mode == "COUNT":
-            return f"COUNT({int(rng.integers(0, RANDOM_MAX_COUNT + 1))})"
+            return formal_answer(mode, count=int(rng.integers(0, RANDOM_MAX_COUNT + 1)))
         cells = _random_cells(rng, int(item.row["rows"]), int(item.row["cols"]))
-        tail = "DONE" if mode == "CLICK" else f"SUBMIT({len(cells)})"
-        return format_clicks(cells) + tail
+        return formal_answer(mode, cells, count=len(cells))
 
     return solve
 

@@ -80,11 +80,6 @@ def whole_object_failure(cell: np.ndarray, margin: int, background: Sequence[int
     return pixel_pool.shape_rejection(rgba)
 
 
-def mean_lightness(cell: np.ndarray) -> float:
-    """Mean CIELAB L* of a cell."""
-    return float(lab(cell)[..., 0].mean())
-
-
 @dataclass(frozen=True)
 class ExceptionShortcuts:
     """The shortcut measures of one exception cell against its majority (see the module docstring)."""

@@ -9,7 +9,6 @@ versions did (both are recorded in ``export_summary.json``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +17,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from rose_eval.formal import formal_answer
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.vocab import SPLITS
-from rose_gen.release.export import (
-    BRIDGE_DIRS,
+from rose_gen.release.export import BRIDGE_DIRS
+from rose_gen.release.folder import (
     SUMMARY_FILE,
     ReleaseError,
     read_summary,
@@ -30,9 +30,6 @@ from rose_gen.release.export import (
 )
 
 RERENDER_MODES: tuple[str, ...] = ("none", "sample", "all")
-_CELL = re.compile(r"^R(\d+),C(\d+)$")
-
-
 @dataclass
 class VerifyReport:
     """What a verification found: problems (one line each) and what was checked."""
@@ -69,15 +66,6 @@ def region_cells(region_type: str, params: Mapping[str, Any], rows: int, cols: i
     return mask
 
 
-def formal_answer(task_mode: str, clicks: Sequence[str]) -> str:
-    """The gold answer string of a task from its sorted click labels."""
-    if task_mode == "COUNT":
-        return f"COUNT({len(clicks)})"
-    tokens = [f"CLICK({c})" for c in clicks]
-    tokens.append("DONE" if task_mode == "CLICK" else f"SUBMIT({len(clicks)})")
-    return "; ".join(tokens)
-
-
 def _label(r: int, c: int) -> str:
     return f"R{r},C{c}"
 
@@ -99,7 +87,8 @@ def row_problems(row: Mapping[str, Any]) -> list[str]:
     except (KeyError, TypeError, ValueError) as exc:
         return [f"region {row['region_type']} {row['region_params']} is malformed ({exc})"]
     all_labels = [_label(int(r) + 1, int(c) + 1) for r, c in zip(*np.nonzero(target_mask), strict=True)]
-    gt = [_label(int(r) + 1, int(c) + 1) for r, c in zip(*np.nonzero(target_mask & inside), strict=True)]
+    gt_cells = [(int(r) + 1, int(c) + 1) for r, c in zip(*np.nonzero(target_mask & inside), strict=True)]
+    gt = [_label(r, c) for r, c in gt_cells]
     checks = {
         "all_target_cells": (row["all_target_cells"], all_labels),
         "region_target_cells": (row["region_target_cells"], gt),
@@ -111,7 +100,7 @@ def row_problems(row: Mapping[str, Any]) -> list[str]:
         "region_non_target_count": (row["region_non_target_count"], int(inside.sum()) - len(gt)),
         "num_out_region_targets": (row["num_out_region_targets"], len(all_labels) - len(gt)),
         "region_ratio": (row["region_ratio"], round(int(inside.sum()) / (rows * cols), 6)),
-        "ground_truth_formal_answer": (row["ground_truth_formal_answer"], formal_answer(row["task_mode"], gt)),
+        "ground_truth_formal_answer": (row["ground_truth_formal_answer"], formal_answer(row["task_mode"], gt_cells, count=len(gt_cells))),
         "answer": (row["answer"], row["ground_truth_formal_answer"]),
         "prompt": (row["prompt"], row["prompt_global"] + "\n" + row["prompt_local"]),
         "image_width": (row["image_width"], cols * cell),

@@ -50,7 +50,7 @@ def _progress(enabled: bool):
 def bad_input_errors() -> tuple[type[Exception], ...]:
     """The errors that mean bad input (one line, exit 2); imported on first use."""
     from rose_eval.registry import RegistryError
-    from rose_gen.release.export import ReleaseError
+    from rose_gen.release.folder import ReleaseError
     from rose_gen.release.pipeline import PluginError
     from rose_gen.scene.plan import PlanError
 
@@ -59,7 +59,7 @@ def bad_input_errors() -> tuple[type[Exception], ...]:
 
 def merge_main(args: list[str]) -> int:
     """``rose-gen merge <shards>... <release> [--overwrite]``."""
-    from rose_gen.release.export import ReleaseError
+    from rose_gen.release.folder import ReleaseError
     from rose_gen.release.merge import merge_shards
 
     overwrite = "--overwrite" in args

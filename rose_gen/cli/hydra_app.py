@@ -132,7 +132,7 @@ class MergeShards(Callback):
     """Hydra callback: when the sweep ends, merge the shards into ``output_dir`` if all are there."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from rose_gen.release.export import ReleaseError
+        from rose_gen.release.folder import ReleaseError
         from rose_gen.release.merge import merge_shards
 
         try:

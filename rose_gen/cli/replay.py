@@ -37,13 +37,8 @@ from rose_gen.check.replay import (
 )
 from rose_gen.core.errors import AssetError
 from rose_gen.core.schema import SceneRows
-from rose_gen.release.export import (
-    ExportSettings,
-    ReleaseError,
-    ReleaseInfo,
-    ReleaseWriter,
-    check_target,
-)
+from rose_gen.release.export import ExportSettings, ReleaseInfo, ReleaseWriter
+from rose_gen.release.folder import ReleaseError, check_target
 from rose_gen.tasks.templates import BRIDGE_TEMPLATES, MAIN_TEMPLATES
 
 REPORT_FILE = "replay_report.json"

@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from rose_gen.check.verify import iter_lines, verify_release
-    from rose_gen.release.export import ReleaseError
+    from rose_gen.release.folder import ReleaseError
 
     try:
         report = verify_release(args.release, rerender=args.rerender, rederive=not args.no_rederive)

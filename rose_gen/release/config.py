@@ -13,142 +13,35 @@ Every failure is a :class:`ConfigError` with a one-line message naming the key.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
-from hydra.core.config_store import ConfigStore
 from hydra.errors import HydraException
-from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from rose_eval import vocab
-from rose_gen.core.schema import DATASET_VERSION
+from rose_gen.release.config_schema import GenConf, SubsetConf
 from rose_gen.release.export import ExportSettings
 from rose_gen.release.shards import ShardSpec
-from rose_gen.render.compose import CUE_OVERLAYS, CUE_PALETTE, CueSettings, RenderSettings
+from rose_gen.render.compose import CUE_OVERLAYS, CueSettings, RenderSettings
 from rose_gen.scene.difficulty import DifficultyParams
 from rose_gen.scene.layout import LayoutParams
 from rose_gen.scene.plan import PlanError, SubsetPlan, validate_plan
-from rose_gen.scene.presets import PresetConf, PresetError, preset_from_conf
+from rose_gen.scene.presets import PresetError, preset_from_conf
 from rose_gen.scene.regions import RegionSizes
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-SCHEMA_NAME = "rose_gen_schema"
+
+
 # Keys that say how to run, not what to make: never recorded in the release.
 RUN_KEYS: tuple[str, ...] = ("output_dir", "workers", "overwrite", "progress", "shard")
 
 
 class ConfigError(ValueError):
     """The composed config is invalid or impossible (one-line message naming the key)."""
-
-
-# -- schema (types and keys; defaults and docs live in conf/*.yaml) ------------------------
-
-
-@dataclass
-class LayoutConf:
-    family: str = MISSING
-    profile_weights: dict[str, float] = field(default_factory=dict)
-    exception_weights: list[float] = field(default_factory=list)
-    cell_size: list[int] | None = None
-
-
-@dataclass
-class RegionSizesConf:
-    line_min: int = 1
-    line_max: int = 4
-    rect_min: int = 2
-    rect_max: int = 6
-    attempts: int = 24
-
-
-@dataclass
-class SubsetConf:
-    name: str = MISSING
-    source: str = MISSING
-    scenes: int = MISSING
-    dev_scenes: int = MISSING
-    layout: LayoutConf = field(default_factory=LayoutConf)
-    region_type_weights: dict[str, float] = field(default_factory=dict)
-    case_weights: dict[str, float] = field(default_factory=dict)
-    region_sizes: RegionSizesConf = field(default_factory=RegionSizesConf)
-    cue_type: str | None = None
-    font_scale: float | None = None
-    source_options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class DifficultyConf:
-    name: str = MISSING
-    hard_from: dict[str, int] = field(default_factory=dict)
-    count_points: list[int] = field(default_factory=list)
-    case_points: dict[str, int] = field(default_factory=dict)
-    tier_points: dict[str, int] = field(default_factory=dict)
-    grid_points: dict[str, int] = field(default_factory=dict)
-    high_similarity: float | None = None
-    high_similarity_share: float = 0.2
-    preset: PresetConf = field(default_factory=PresetConf)  # difficulty preset knobs (rose_gen/scene/presets.py)
-
-
-@dataclass
-class CueConf:
-    outline_fraction: float = 0.05
-    min_outline_px: int = 2
-    max_outline_px: int = 5
-    mask_alpha: float = 0.35
-
-
-@dataclass
-class RenderConf:
-    cue_type: str = "OUTLINE_BOX"
-    png_compress_level: int = 1
-    cue_color: Any = "auto"  # "auto" | a cue_palette name | [r, g, b]
-    cue_palette: dict[str, list[int]] = field(
-        default_factory=lambda: {name: list(rgb) for name, rgb in CUE_PALETTE})
-    cue: CueConf = field(default_factory=CueConf)
-
-
-@dataclass
-class ExportConf:
-    parquet: bool = True
-    parquet_rows_per_group: int = 64
-    parquet_compression: str = "zstd"
-    bridges: bool = True
-    parquet_rows_per_file: int = 0
-
-
-@dataclass
-class ShardConf:
-    index: int | None = None
-    count: int = 1
-    dir: str | None = None
-    keep: bool = False
-
-
-@dataclass
-class GenConf:
-    profile_name: str = MISSING
-    seed: int = 0
-    dataset_version: str = DATASET_VERSION
-    output_dir: str | None = None
-    workers: int = 1
-    overwrite: bool = False
-    progress: bool = True
-    subsets: list[str] | None = None
-    plugins: list[str] = field(default_factory=list)
-    subset: dict[str, SubsetConf] = field(default_factory=dict)
-    difficulty: DifficultyConf = field(default_factory=DifficultyConf)
-    render: RenderConf = field(default_factory=RenderConf)
-    export: ExportConf = field(default_factory=ExportConf)
-    shard: ShardConf = field(default_factory=ShardConf)
-
-
-ConfigStore.instance().store(name=SCHEMA_NAME, node=GenConf)
-
-
-# -- typed result --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -170,9 +63,6 @@ class GenConfig:
     overwrite: bool = False
     progress: bool = True
     shard: ShardSpec | None = None  # set: make only this shard's scenes, into its shard folder
-
-
-# -- composition ---------------------------------------------------------------------------
 
 
 def one_line(exc: BaseException) -> str:
@@ -251,9 +141,6 @@ def config_from_recorded(recorded: dict[str, Any]) -> GenConfig:
     except OmegaConfBaseException as exc:
         raise ConfigError(f"recorded config: {one_line(exc)}") from None
     return build_config(cfg)
-
-
-# -- validation and mapping ----------------------------------------------------------------
 
 
 def _require(ok: bool, message: str) -> None:
@@ -415,6 +302,3 @@ def load_config(overrides: list[str]) -> GenConfig:
     return build_config(compose_config(overrides))
 
 
-def with_plans(config: GenConfig, plans: tuple[SubsetPlan, ...]) -> GenConfig:
-    """A copy of ``config`` with other plans (tests, benchmarks)."""
-    return replace(config, plans=plans)

@@ -29,36 +29,32 @@ Nothing written depends on the time, the host, the output path or the worker cou
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from rose_eval.vocab import SPLITS, TEMPLATE_ORDER, ordered_subsets
 from rose_gen.core.schema import SceneRows
 from rose_gen.release.card import dataset_card, licenses_text
 from rose_gen.release.features import ColumnCollector, describe
+from rose_gen.release.folder import AtomicFolder, ReleaseError, json_line
 from rose_gen.release.parquet import parquet_names, read_rows, write_parquet
 
-SUMMARY_FILE = "export_summary.json"
 CARD_FILE = "README.md"
+
+
 LICENSES_FILE = "LICENSES.md"
+
 
 # Where each bridge template's rows go (v0.1's analysis folders).
 BRIDGE_DIRS: dict[str, str] = {
     "T1B_CLICK_GLOBAL": "analysis/global_click",
     "T2B_COUNT_LOCAL_MATCHED": "analysis/matched_local_count",
 }
-
-
-class ReleaseError(RuntimeError):
-    """The release cannot be written (one-line message saying what to do)."""
 
 
 @dataclass(frozen=True)
@@ -86,157 +82,6 @@ class ReleaseInfo:
     assets: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     attributions: Sequence[Mapping[str, Any]] = ()
     dataset_name: str = "ROSE"
-
-
-def json_line(row: Mapping[str, Any]) -> str:
-    """The release's JSONL encoding of one row (compact, UTF-8 kept, key order kept)."""
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
-
-
-def sha256_path(path: Path) -> str:
-    """Hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def release_files(root: Path) -> list[str]:
-    """Every file under ``root`` as sorted release-relative paths (the summary excluded)."""
-    files = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
-    return sorted(f for f in files if f != SUMMARY_FILE)
-
-
-def read_summary(root: Path) -> dict[str, Any] | None:
-    """The release summary at ``root``, or None when ``root`` holds no release."""
-    return read_json(root / SUMMARY_FILE)
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON summary file's content, or None when there is no such file."""
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReleaseError(f"{path} is not valid JSON ({exc}); remove the directory or pass overwrite=true") from None
-
-
-def check_target(output_dir: Path, *, overwrite: bool, config: Mapping[str, Any]) -> None:
-    """Refuse early when ``output_dir`` holds something a new release must not replace."""
-    if overwrite or not output_dir.exists():
-        return
-    if not output_dir.is_dir():
-        raise ReleaseError(f"output_dir {output_dir} exists and is not a directory")
-    if not any(output_dir.iterdir()):
-        return
-    summary = read_summary(output_dir)
-    if summary is None:
-        raise ReleaseError(f"output_dir {output_dir} is not empty and holds no ROSE release; "
-                           "choose another directory or pass overwrite=true")
-    if summary.get("config") != json.loads(json.dumps(config)):
-        raise ReleaseError(f"output_dir {output_dir} holds a release made with a different config; "
-                           "choose another directory or pass overwrite=true")
-
-
-class AtomicFolder:
-    """A folder written into a temporary sibling directory and renamed into place on commit.
-
-    Files are hashed as they are written (:meth:`write_file`, :meth:`link_file`), so the
-    summary needs no second read. An existing non-empty target is replaced only with
-    ``overwrite``, or left untouched when the new folder's summary is byte-identical.
-    """
-
-    summary_file = SUMMARY_FILE
-
-    def __init__(self, output_dir: Path, *, overwrite: bool = False) -> None:
-        self.output_dir = Path(output_dir).absolute()
-        self.overwrite = overwrite
-        self.tmp: Path | None = None
-        self.files: dict[str, str] = {}  # release path -> sha256 of every file written so far
-
-    def __enter__(self) -> AtomicFolder:
-        self.output_dir.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.output_dir.name}.partial-", dir=self.output_dir.parent))
-        umask = os.umask(0)
-        os.umask(umask)
-        self.tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; a release is an ordinary folder
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.close()
-        if self.tmp is not None and self.tmp.exists():
-            shutil.rmtree(self.tmp)
-        self.tmp = None
-
-    def close(self) -> None:
-        """Close open files (subclasses); called on commit and on failure."""
-
-    def target(self, rel_path: str) -> Path:
-        """The temporary location of release path ``rel_path`` (parents created); bad paths are refused."""
-        assert self.tmp is not None, f"use {type(self).__name__} as a context manager"
-        parts = PurePosixPath(rel_path).parts
-        if not parts or rel_path.startswith("/") or "\\" in rel_path or ".." in parts:
-            raise ReleaseError(f"release file path {rel_path!r} must be relative, with forward slashes, "
-                               "and stay inside the release")
-        path = self.tmp.joinpath(*parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-
-    def write_file(self, rel_path: str, data: bytes) -> None:
-        """Write ``data`` at ``rel_path`` and record its sha256."""
-        self.target(rel_path).write_bytes(data)
-        self.files[rel_path] = hashlib.sha256(data).hexdigest()
-
-    def link_file(self, rel_path: str, source: Path, sha256: str, where: str) -> None:
-        """Place ``source`` at ``rel_path`` (hard link, else copy) after checking its sha256.
-
-        ``where`` names the source for the error message when the bytes do not match.
-        """
-        if sha256_path(source) != sha256:
-            raise ReleaseError(f"{where}: {rel_path} does not match the sha256 recorded for it; the folder was "
-                               "changed or damaged after it was written; regenerate it")
-        dest = self.target(rel_path)
-        try:
-            os.link(source, dest)
-        except OSError:
-            shutil.copyfile(source, dest)
-        self.files[rel_path] = sha256
-
-    def write_summary(self, summary: Mapping[str, Any]) -> None:
-        """Write the summary file (not listed in itself)."""
-        assert self.tmp is not None
-        (self.tmp / self.summary_file).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n",
-                                                  encoding="utf-8")
-
-    def sorted_files(self) -> dict[str, str]:
-        """Every file written, by sorted release path (what the summary lists)."""
-        return dict(sorted(self.files.items()))
-
-    def move_into_place(self) -> tuple[Path, bool]:
-        """Rename the finished folder into place; (path, False) when an identical one was there."""
-        self.close()
-        out, tmp = self.output_dir, self.tmp
-        assert tmp is not None
-        if out.exists() and any(out.iterdir()):
-            old = read_json(out / self.summary_file)
-            if old is not None and old.get("files") == self.sorted_files() and \
-                    (out / self.summary_file).read_bytes() == (tmp / self.summary_file).read_bytes():
-                return out, False
-            if not self.overwrite:
-                raise ReleaseError(f"output_dir {out} holds a different release; choose another directory "
-                                   "or pass overwrite=true")
-            trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, trash / out.name)
-            os.replace(tmp, out)
-            shutil.rmtree(trash)
-        else:
-            if out.exists():
-                out.rmdir()
-            os.replace(tmp, out)
-        self.tmp = None
-        return out, True
 
 
 class _JsonlSink:

@@ -18,13 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from rose_gen.core.schema import SceneRows
-from rose_gen.release.export import (
-    ReleaseError,
-    ReleaseInfo,
-    ReleaseWriter,
-    check_target,
-    sha256_path,
-)
+from rose_gen.release.export import ReleaseInfo, ReleaseWriter
+from rose_gen.release.folder import ReleaseError, check_target, sha256_path
 from rose_gen.release.shards import (
     SCENES_FILE,
     SHARD_FORMAT,

@@ -121,13 +121,6 @@ def scene_runner(settings: RenderSettings, *, workers: int, n_scenes: int,
         yield lambda scenes: pool.imap(_worker_job, scenes, chunksize=1)
 
 
-def process_scenes(scenes: Sequence[SceneSpec], settings: RenderSettings, *, workers: int,
-                   plugins: Sequence[str] = ()) -> Iterator[SceneResult]:
-    """Results in the order of ``scenes``, computed by ``workers`` processes (1: in-process)."""
-    with scene_runner(settings, workers=workers, n_scenes=len(scenes), plugins=plugins) as run:
-        yield from run(scenes)
-
-
 def library_versions() -> dict[str, str]:
     """Versions of the generator and of every library that can change output bytes."""
     from PIL import features
@@ -289,7 +282,8 @@ def generate_release(config: GenConfig, *, progress: Progress | None = None) -> 
 
     With ``config.shard`` set, writes that shard's folder instead (:func:`generate_shard`).
     """
-    from rose_gen.release.export import ReleaseWriter, check_target
+    from rose_gen.release.export import ReleaseWriter
+    from rose_gen.release.folder import check_target
 
     if config.shard is not None:
         return generate_shard(config, progress=progress)

@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rose_eval.jsonl import iter_jsonl_objects
 from rose_gen.core.schema import SceneRows
-from rose_gen.release.export import AtomicFolder, ReleaseError, ReleaseInfo, json_line, read_json
+from rose_gen.release.export import ReleaseInfo
+from rose_gen.release.folder import AtomicFolder, ReleaseError, json_line, read_json
 
 SHARD_SUMMARY = "shard_summary.json"
 SCENES_FILE = "scenes.jsonl"
@@ -160,6 +162,5 @@ def check_shard_target(spec: ShardSpec, *, overwrite: bool) -> None:
 
 def shard_records(folder: Path) -> Iterator[dict[str, Any]]:
     """The scene records of a shard folder, in position order."""
-    with open(folder / SCENES_FILE, encoding="utf-8") as fh:
-        for line in fh:
-            yield json.loads(line)
+    for _, record in iter_jsonl_objects(folder / SCENES_FILE, ReleaseError, "make this shard again"):
+        yield record

@@ -18,32 +18,25 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import rose_eval
-from rose_eval.vocab import PROTOCOL_VERSION, SUBSET_ORDER, TEMPLATE_ORDER
+from rose_eval import vocab
+from rose_eval.formal import formal_answer
 from rose_gen.core.rng import scene_rng
+from rose_gen.core.schema import RegionSpec
+from rose_gen.scene.regions import case_of, region_mask
+from rose_gen.sources import SOURCES, load_sources
+from rose_gen.tasks.prompts import OUTPUT_FORMATS, PROMPT_GLOBAL, cell_label, full_prompt
+from rose_gen.tasks.templates import TEMPLATES
 
 SEED = 20260101
 TINY_DIR = Path(rose_eval.__file__).resolve().parent / "examples" / "tiny"
 SCENES_PER_SPLIT = {"test": 2, "dev": 1}
-PREFIX = {
-    "ROSE-ChineseGlyph": ("CH", "CHINESE_GLYPH"),
-    "ROSE-EmojiStyle": ("ESTY", "EMOJI_STYLE"),
-    "ROSE-EmojiContent": ("ECON", "EMOJI_CONTENT"),
-    "ROSE-PixelEdit": ("PEDIT", "PIXEL_EDIT"),
-    "ROSE-PixelContent": ("PCONT", "PIXEL_CONTENT"),
-}
-PROMPT_GLOBAL = (
-    "You are given a grid image. Rows are counted from top to bottom, and columns from left "
-    "to right, both starting from 1. Output only the formal answer in the required format. "
-    "Do not output any explanation.\n\nAllowed answer formats:\n1) COUNT(n)\n"
-    "2) CLICK(Rr,Cc); CLICK(Rr,Cc); ...; DONE\n3) CLICK(Rr,Cc); CLICK(Rr,Cc); ...; SUBMIT(n)\n\n"
-    "Examples:\nCOUNT(3)\nCLICK(R2,C5); CLICK(R4,C7); DONE\nCLICK(R2,C5); CLICK(R4,C7); SUBMIT(2)\n"
-)
 MODEL = "tiny-demo-model"
 
 Cell = tuple[int, int]
@@ -57,14 +50,6 @@ class Scene:
     rows: int
     cols: int
     targets: tuple[Cell, ...]  # placement order
-
-
-def label(cell: Cell) -> str:
-    return f"R{cell[0]},C{cell[1]}"
-
-
-def sorted_labels(cells: set[Cell]) -> list[str]:
-    return [label(c) for c in sorted(cells)]
 
 
 def draw_scene(subset: str, split: str, index: int) -> Scene:
@@ -89,96 +74,56 @@ def draw_range(rng: np.random.Generator, rows: int, cols: int,
     return kind, params
 
 
-def cells_of(kind: str, params: dict[str, Any], rows: int, cols: int) -> set[Cell]:
-    grid = {(r, c) for r in range(1, rows + 1) for c in range(1, cols + 1)}
-    if kind == "GLOBAL":
-        return grid
-    if kind == "ROW_RANGE":
-        return {(r, c) for r, c in grid if params["r1"] <= r <= params["r2"]}
-    if kind == "COL_RANGE":
-        return {(r, c) for r, c in grid if params["c1"] <= c <= params["c2"]}
-    if kind == "EXCLUSION":
-        return grid - cells_of(params["exclude_type"], params["exclude_params"], rows, cols)
-    return {(r, c) for r, c in grid
-            if params["r1"] <= r <= params["r2"] and params["c1"] <= c <= params["c2"]}
+@lru_cache(maxsize=1)
+def _primitive_types() -> dict[str, str]:
+    """Subset name -> primitive_type, as each registered visual source declares it."""
+    load_sources()
+    return {SOURCES.get(name).info.subset: SOURCES.get(name).info.primitive_type for name in SOURCES.names()}
 
 
-def phrase(kind: str, params: dict[str, Any]) -> str:
-    if kind == "GLOBAL":
-        return "in the whole grid"
-    if kind == "ROW_RANGE":
-        r1, r2 = params["r1"], params["r2"]
-        return f"in row {r1}" if r1 == r2 else f"in rows {r1} to {r2}"
-    if kind == "COL_RANGE":
-        c1, c2 = params["c1"], params["c2"]
-        return f"in column {c1}" if c1 == c2 else f"in columns {c1} to {c2}"
-    return (f"from row {params['r1']} column {params['c1']} "
-            f"to row {params['r2']} column {params['c2']}")
+def task_row(scene: Scene, *, item_id: str, template: str, kind: str, params: dict[str, Any],
+             image_no: int, cue: str, source_id: str | None = None) -> dict[str, Any]:
+    """One row in the tiny example's shape, worded and answered by the generator's templates.
 
-
-def region_case(in_region: set[Cell], targets: set[Cell]) -> str:
-    if not in_region:
-        return "zero"
-    return "all" if in_region == targets else "partial"
-
-
-def formal_answer(mode: str, clicks: list[Cell]) -> str:
-    if mode == "COUNT":
-        return f"COUNT({len(clicks)})"
-    tokens = [f"CLICK({label(c)})" for c in clicks]
-    tokens.append("DONE" if mode == "CLICK" else f"SUBMIT({len(clicks)})")
-    return "; ".join(tokens)
-
-
-LOCAL_SENTENCE = {
-    "COUNT": "Count the number of cells that are different from the majority {where}. "
-             "Answer only in the format: COUNT(n).",
-    "CLICK": "Click all cells that are different from the majority {where}. "
-             "Answer only using CLICK(Rr,Cc); ...; DONE.",
-    "CLICK_COUNT": "Click all cells that are different from the majority, excluding {where}, "
-                   "then submit the number of cells you clicked. "
-                   "Answer only using CLICK(Rr,Cc); ...; SUBMIT(n).",
-}
-FORMAT = {"COUNT": "COUNT(n)", "CLICK": "CLICK(Rr,Cc); ...; DONE",
-          "CLICK_COUNT": "CLICK(Rr,Cc); ...; SUBMIT(n)"}
-
-
-def task_row(scene: Scene, *, item_id: str, template: str, mode: str, kind: str,
-             params: dict[str, Any], image_no: int, cue: str, where: str,
-             extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    prefix, primitive = PREFIX[scene.subset]
+    ``source_id``: for a bridge template, the item id of its source task.
+    """
+    tmpl = TEMPLATES.get(template)
+    mode = tmpl.task_mode
+    prefix = vocab.SUBSET_ID_PREFIX[scene.subset]
     targets = set(scene.targets)
-    region = cells_of(kind, params, scene.rows, scene.cols)
+    inside = region_mask(kind, params, scene.rows, scene.cols)
+    region = {(int(r) + 1, int(c) + 1) for r, c in zip(*np.nonzero(inside), strict=True)}
     in_region = sorted(targets & region)
-    answer = formal_answer(mode, in_region)
-    prompt_local = LOCAL_SENTENCE[mode].format(where=where)
+    case = case_of(len(in_region), len(targets))
+    answer = formal_answer(mode, in_region, count=len(in_region))
+    prompt_local = tmpl.sentence(RegionSpec(kind, params, case, case))
     row: dict[str, Any] = {
         "item_id": item_id,
         "scene_id": f"{prefix}SCENE_{scene.index:06d}",
         "image_id": f"{prefix}IMG_{image_no:06d}",
         "split": scene.split,
         "dataset_version": "rose_toolkit_tiny_example",
-        "protocol_version": PROTOCOL_VERSION,
-        "primitive_type": primitive,
+        "protocol_version": vocab.PROTOCOL_VERSION,
+        "primitive_type": _primitive_types()[scene.subset],
         "task_template": template,
         "task_mode": mode,
-        "reference_source": "REF_MAJORITY",
-        "selection_predicate": "SELECT_DIFFERENT",
-        "target_rule": "ODD_FROM_MAJORITY",
+        "reference_source": vocab.REFERENCE_SOURCE,
+        "selection_predicate": vocab.SELECTION_PREDICATE,
+        "target_rule": vocab.TARGET_RULE,
         "region_type": kind,
         "region_params": params,
-        "region_case": region_case(set(in_region), targets),
+        "region_case": case,
         "cue_type": cue,
         "prompt_global": PROMPT_GLOBAL,
         "prompt_local": prompt_local,
-        "prompt": PROMPT_GLOBAL + "\n" + prompt_local,
-        "expected_output_format": FORMAT[mode],
+        "prompt": full_prompt(prompt_local),
+        "expected_output_format": OUTPUT_FORMATS[mode],
         "ground_truth_count": len(in_region),
-        "ground_truth_clicks": [label(c) for c in in_region],
+        "ground_truth_clicks": [cell_label(*c) for c in in_region],
         "ground_truth_formal_answer": answer,
         "answer": answer,
-        "all_target_cells": sorted_labels(targets),
-        "region_target_cells": [label(c) for c in in_region],
+        "all_target_cells": [cell_label(*c) for c in sorted(targets)],
+        "region_target_cells": [cell_label(*c) for c in in_region],
         "global_target_count": len(targets),
         "region_target_count": len(in_region),
         "region_cell_count": len(region),
@@ -192,13 +137,18 @@ def task_row(scene: Scene, *, item_id: str, template: str, mode: str, kind: str,
         "cols": scene.cols,
         "target_cells": [list(c) for c in scene.targets],
     }
-    row.update(extra or {})
+    if tmpl.bridge is not None and source_id is not None:
+        source = TEMPLATES.get(tmpl.bridge.source_template)
+        row["item_id"] = tmpl.bridge.item_id(source_id)
+        row.update(tmpl.bridge.fields(source_id, source.name, source.task_mode))
+        if tmpl.bridge.difficulty is not None:
+            row["difficulty"] = tmpl.bridge.difficulty
     return row
 
 
 def scene_rows(scene: Scene, *, bridges: bool = True) -> Iterator[dict[str, Any]]:
     """The five main task rows of a scene, then (optionally) its two bridge rows."""
-    prefix, _ = PREFIX[scene.subset]
+    prefix = vocab.SUBSET_ID_PREFIX[scene.subset]
     rng = scene_rng(SEED, scene.subset, scene.index, purpose=f"tiny-tasks-{scene.split}")
     base_img, cue_img = 2 * scene.index - 1, 2 * scene.index
     ids = [f"{prefix}ITEM_{5 * (scene.index - 1) + t:06d}" for t in range(1, 6)]
@@ -207,33 +157,21 @@ def scene_rows(scene: Scene, *, bridges: bool = True) -> Iterator[dict[str, Any]
     _, t4_params = draw_range(rng, scene.rows, scene.cols, kind="RECTANGLE")
     t5_kind, t5_ex = draw_range(rng, scene.rows, scene.cols)
     t5_params = {"exclude_type": t5_kind, "exclude_params": t5_ex}
-    common = {"scene": scene}
+    t1, t2, t3, t4, t5 = vocab.TEMPLATE_ORDER
     specs: list[dict[str, Any]] = [
-        dict(item_id=ids[0], template=TEMPLATE_ORDER[0], mode="COUNT", kind="GLOBAL", params={},
-             image_no=base_img, cue="NONE", where=phrase("GLOBAL", {})),
-        dict(item_id=ids[1], template=TEMPLATE_ORDER[1], mode="COUNT", kind=t2_kind,
-             params=t2_params, image_no=base_img, cue="NONE", where=phrase(t2_kind, t2_params)),
-        dict(item_id=ids[2], template=TEMPLATE_ORDER[2], mode="CLICK", kind=t3_kind,
-             params=t3_params, image_no=base_img, cue="NONE", where=phrase(t3_kind, t3_params)),
-        dict(item_id=ids[3], template=TEMPLATE_ORDER[3], mode="CLICK", kind="VISUAL_REGION",
-             params=t4_params, image_no=cue_img, cue="OUTLINE_BOX",
-             where="inside the highlighted region"),
-        dict(item_id=ids[4], template=TEMPLATE_ORDER[4], mode="CLICK_COUNT", kind="EXCLUSION",
-             params=t5_params, image_no=base_img, cue="NONE", where=phrase(t5_kind, t5_ex)),
-        dict(item_id=f"MLCNT_{ids[2]}", template="T2B_COUNT_LOCAL_MATCHED", mode="COUNT",
-             kind=t3_kind, params=t3_params, image_no=base_img, cue="NONE",
-             where=phrase(t3_kind, t3_params),
-             extra={"bridge_task": True, "bridge_type": "MATCHED_LOCAL_COUNT_FROM_T3",
-                    "source_item_id": ids[2], "source_click_item_id": ids[2],
-                    "source_task_template": TEMPLATE_ORDER[2], "source_task_mode": "CLICK"}),
-        dict(item_id=f"{ids[0]}__GCLK", template="T1B_CLICK_GLOBAL", mode="CLICK",
-             kind="GLOBAL", params={}, image_no=base_img, cue="NONE",
-             where=phrase("GLOBAL", {}),
-             extra={"bridge_task": True, "difficulty": "bridge", "source_item_id": ids[0],
-                    "source_task_template": TEMPLATE_ORDER[0]}),
+        dict(item_id=ids[0], template=t1, kind="GLOBAL", params={}, image_no=base_img, cue="NONE"),
+        dict(item_id=ids[1], template=t2, kind=t2_kind, params=t2_params, image_no=base_img, cue="NONE"),
+        dict(item_id=ids[2], template=t3, kind=t3_kind, params=t3_params, image_no=base_img, cue="NONE"),
+        dict(item_id=ids[3], template=t4, kind="VISUAL_REGION", params=t4_params, image_no=cue_img,
+             cue="OUTLINE_BOX"),
+        dict(item_id=ids[4], template=t5, kind="EXCLUSION", params=t5_params, image_no=base_img, cue="NONE"),
+        dict(item_id=ids[2], template="T2B_COUNT_LOCAL_MATCHED", kind=t3_kind, params=t3_params,
+             image_no=base_img, cue="NONE", source_id=ids[2]),
+        dict(item_id=ids[0], template="T1B_CLICK_GLOBAL", kind="GLOBAL", params={}, image_no=base_img,
+             cue="NONE", source_id=ids[0]),
     ]
     for spec in specs if bridges else specs[:5]:
-        yield task_row(**common, **spec)
+        yield task_row(scene, **spec)
 
 
 def metadata_rows(split: str, scenes_per_subset: dict[str, int] | None = None, *,
@@ -244,7 +182,7 @@ def metadata_rows(split: str, scenes_per_subset: dict[str, int] | None = None, *
     splits (bench/bench_eval.py builds a full-size 5,560-item test split this way).
     """
     rows: list[dict[str, Any]] = []
-    for subset in SUBSET_ORDER:
+    for subset in vocab.SUBSET_ORDER:
         count = (scenes_per_subset or {}).get(subset, SCENES_PER_SPLIT[split])
         first = 1 if split == "test" else 1 + SCENES_PER_SPLIT["test"]
         for index in range(first, first + count):

@@ -31,7 +31,6 @@ to the renderer in ``SceneSpec.extra["preset"]``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -340,28 +339,3 @@ def apply_preset(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed
     return replace(scene, pair=pair, extra={**scene.extra, EXTRA_KEY: {"name": row["name"], **render}})
 
 
-def exception_range(layout: LayoutParams) -> tuple[int, int]:
-    """Smallest and largest exception count a layout can draw."""
-    w = np.asarray(layout.exception_weights, dtype=float)
-    nz = np.flatnonzero(w > 0)
-    return (int(nz[0]) + 1, int(nz[-1]) + 1) if nz.size else (0, 0)
-
-
-def describe_preset(preset: DifficultyPreset) -> str:
-    """One line saying what a preset changes (for logs and the bench table)."""
-    if preset.changes_nothing:
-        return f"{preset.name}: v0.1 behaviour (no change)"
-    parts = []
-    if tuple(preset.similarity_band) != (0.0, 1.0):
-        parts.append(f"similarity band {preset.similarity_band[0]:g}-{preset.similarity_band[1]:g}")
-    if preset.extra_exceptions:
-        parts.append(f"+{preset.extra_exceptions} exceptions")
-    if preset.second_identity_share:
-        parts.append(f"two identities in {math.floor(preset.second_identity_share * 100)}% of scenes")
-    if preset.cell_scale != 1.0:
-        parts.append(f"cells x{preset.cell_scale:g}")
-    if preset.jitter.enabled:
-        parts.append(f"jitter {preset.jitter.max_offset:g}/{preset.jitter.min_scale:g}")
-    if preset.degrade.enabled:
-        parts.append(f"degrade {preset.degrade.to_json()}")
-    return f"{preset.name}: " + ", ".join(parts)

@@ -29,12 +29,6 @@ OUTPUT_FORMATS: dict[str, str] = {
     "CLICK_COUNT": "CLICK(Rr,Cc); ...; SUBMIT(n)",
 }
 
-VISUAL_REGION_SENTENCE = (
-    "Click all cells that are different from the majority inside the highlighted region."
-    " Answer only using CLICK(Rr,Cc); ...; DONE."
-)
-
-
 def count_sentence(region_phrase: str) -> str:
     """COUNT prompt_local, e.g. for the phrase ``in row 4``."""
     return (
@@ -68,18 +62,3 @@ def full_prompt(prompt_local: str) -> str:
 def cell_label(row: int, col: int) -> str:
     """A coordinate string ``R<r>,C<c>``."""
     return f"R{row},C{col}"
-
-
-def count_answer(n: int) -> str:
-    """``COUNT(n)``."""
-    return f"COUNT({n})"
-
-
-def click_answer(labels: list[str]) -> str:
-    """``CLICK(R1,C2); ...; DONE`` (``DONE`` alone when there is no target)."""
-    return "; ".join([*(f"CLICK({label})" for label in labels), "DONE"])
-
-
-def click_submit_answer(labels: list[str]) -> str:
-    """``CLICK(...); ...; SUBMIT(n)`` (``SUBMIT(0)`` alone when nothing remains)."""
-    return "; ".join([*(f"CLICK({label})" for label in labels), f"SUBMIT({len(labels)})"])

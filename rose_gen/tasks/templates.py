@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rose_eval import vocab
+from rose_eval.formal import formal_answer
 from rose_eval.registry import Registry
 from rose_gen.core.schema import ImageRecord, RegionSpec, SceneRows, SceneSpec, plain_json
 from rose_gen.scene.regions import region_mask, region_phrase
@@ -22,10 +23,7 @@ from rose_gen.tasks.prompts import (
     OUTPUT_FORMATS,
     PROMPT_GLOBAL,
     cell_label,
-    click_answer,
     click_sentence,
-    click_submit_answer,
-    count_answer,
     count_sentence,
     exclusion_sentence,
     full_prompt,
@@ -129,18 +127,15 @@ MAIN_TEMPLATES: tuple[str, ...] = vocab.TEMPLATE_ORDER
 BRIDGE_TEMPLATES: tuple[str, ...] = vocab.BRIDGE_TEMPLATES
 
 
-def _labels(mask: np.ndarray) -> list[str]:
-    """Sorted (row, col) coordinate strings of a boolean grid mask."""
+def _cells(mask: np.ndarray) -> list[tuple[int, int]]:
+    """1-based (row, col) cells of a boolean grid mask, in (row, col) order."""
     rr, cc = np.nonzero(mask)  # row-major order is (row, col) numeric order
-    return [cell_label(int(r) + 1, int(c) + 1) for r, c in zip(rr, cc, strict=True)]
+    return [(int(r) + 1, int(c) + 1) for r, c in zip(rr, cc, strict=True)]
 
 
-def _answer(task_mode: str, labels: list[str]) -> str:
-    if task_mode == "COUNT":
-        return count_answer(len(labels))
-    if task_mode == "CLICK":
-        return click_answer(labels)
-    return click_submit_answer(labels)
+def _labels(cells: list[tuple[int, int]]) -> list[str]:
+    """Coordinate strings ``R<r>,C<c>`` of cells."""
+    return [cell_label(r, c) for r, c in cells]
 
 
 def task_row(
@@ -156,8 +151,9 @@ def task_row(
     for r, c in scene.target_cells:
         targets[r - 1, c - 1] = True
     inside = region_mask(region.type, region.params, rows, cols)
-    all_labels = _labels(targets)
-    region_labels = _labels(targets & inside)
+    all_labels = _labels(_cells(targets))
+    wanted = _cells(targets & inside)
+    region_labels = _labels(wanted)
     region_cells = int(inside.sum())
     n_region = len(region_labels)
 
@@ -175,7 +171,7 @@ def task_row(
         else scene.difficulty[source_name]
     )
     prompt_local = tmpl.sentence(region)
-    answer = _answer(tmpl.task_mode, region_labels)
+    answer = formal_answer(tmpl.task_mode, wanted, count=len(wanted))  # the answer clicks every wanted cell
 
     row: dict[str, Any] = {
         "item_id": item_id,

@@ -29,7 +29,7 @@ from cairosvg.parser import Tree
 from cairosvg.surface import PNGSurface
 from PIL import Image, ImageDraw
 
-from assets_manifest import sha256_bytes, sha256_file
+from assets_manifest import sha256_file
 from rose_gen.assets.emoji.catalogue import EmojiAssetError, chars_of_key
 from rose_gen.assets.emoji.fit import FIT_PROBE, fitted_tile
 from rose_gen.assets.emoji.vendors import EMOJI_VENDORS, NOTO_BITMAP_SIZE, noto_font
@@ -183,12 +183,6 @@ def probe_render(asset: EmojiAsset) -> Image.Image:
     return _probe(asset.vendor, asset.key, asset.path, asset.sha256)
 
 
-def clear_tile_cache() -> None:
-    """Forget cached tiles (benchmarks use this to time uncached renders)."""
-    _cached_tile.cache_clear()
-    _probe.cache_clear()
-
-
 def ink_fraction(tile: Image.Image) -> float:
     """Share of pixels visibly darker or more coloured than the white background."""
     arr = np.asarray(tile.convert("RGB"), dtype=np.int16)
@@ -209,6 +203,3 @@ def asset_sha256(vendor_name: str, path: str) -> str:
     return sha256_file(file)
 
 
-def tile_sha256(tile: Image.Image) -> str:
-    """sha256 of a tile's RGB pixel bytes (used for rendering-identity checks)."""
-    return sha256_bytes(tile.tobytes())

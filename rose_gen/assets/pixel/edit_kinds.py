@@ -313,14 +313,21 @@ def _trim(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
     return _spec("trim", anchor, rgba, out)
 
 
-def _relocate(rgba: np.ndarray, rng: np.random.Generator, kind: str, reach: tuple[int, int]) -> EditSpec | None:
+def _detail_and_fill(rgba: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray] | None:
+    """A detail drawn at random and the colour that surrounds it (None: no detail or no one colour)."""
     spots = _details(rgba)
     if not spots:
         return None
     spot = spots[int(rng.integers(len(spots)))]
     fill = _surround_colour(rgba, spot)
-    if fill is None:
+    return None if fill is None else (spot, fill)
+
+
+def _relocate(rgba: np.ndarray, rng: np.random.Generator, kind: str, reach: tuple[int, int]) -> EditSpec | None:
+    picked = _detail_and_fill(rgba, rng)
+    if picked is None:
         return None
+    spot, fill = picked
     solid = px_sprite.solid_mask(rgba)
     for _ in range(6):
         dy, dx = (int(v) for v in rng.integers(-reach[1], reach[1] + 1, size=2))
@@ -351,13 +358,10 @@ def _move(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
 
 
 def _erase(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
-    spots = _details(rgba)
-    if not spots:
+    picked = _detail_and_fill(rgba, rng)
+    if picked is None:
         return None
-    spot = spots[int(rng.integers(len(spots)))]
-    fill = _surround_colour(rgba, spot)
-    if fill is None:
-        return None
+    spot, fill = picked
     out = np.array(rgba)
     out[spot] = fill
     ys, xs = np.nonzero(spot)

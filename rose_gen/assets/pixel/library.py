@@ -58,35 +58,6 @@ from rose_gen.assets.pixel.sprite import (
 )
 from rose_gen.assets.pixel.user import cached_user_pixels
 
-"""Pixel-art sprite library for ROSE-PixelEdit and ROSE-PixelContent: every sprite the pools
-draw from, with its family, checked against ``assets_manifest/pixel_sprites.json``.
-
-Four clearly separated sprite sources, all reduced to RGBA ``uint8`` arrays
-(:mod:`rose_gen.assets.pixel.sprite`):
-
-- ``crawl``: Dungeon Crawl Stone Soup tiles from Debian's ``crawl-tiles-data``. The
-  atlases are packed by Crawl's tile packer: each 32x32 tile is trimmed to its bounding
-  box and the boxes are stacked in shelves with no gap between them. We slice regular
-  sheets (``floor``, ``wall``) on the 32 px grid and packed sheets (``main``, ``player``,
-  ``feat``) by alpha connected components, splitting components larger than one tile
-  with guillotine cuts along the line that crosses the fewest opaque pixel contacts
-  (:mod:`rose_gen.assets.pixel.slicing`).
-  Pieces are centred on a 32x32 canvas, near-empty pieces are dropped and duplicates
-  (same canonical pixels) removed; what is not one whole object is screened out
-  (:mod:`rose_gen.assets.pixel.pool`).
-- ``cdda``: the Cataclysm DDA MshockXotto+ tileset from Debian's ``cataclysm-dda-data``,
-  a named 32 px grid (:mod:`rose_gen.assets.pixel.cdda`).
-- ``procedural``: a deterministic family generator (palette ramps, mirrored silhouette,
-  outline, light-from-top-left shading; :mod:`rose_gen.assets.pixel.procedural`); every draw
-  comes from :mod:`rose_gen.core.rng`.
-- ``user``: a folder of PNGs plus a list file, checked the same way (readable, not
-  near-empty, optional ``SHA256SUMS`` checksums; :mod:`rose_gen.assets.pixel.user`).
-
-Local edits (PixelEdit) live in :mod:`rose_gen.assets.pixel.edits`, PixelContent pair choice in
-:mod:`rose_gen.assets.pixel.pairs`, the shortcut measures in :mod:`rose_gen.assets.pixel.metrics`;
-the pool both pixel sources draw from in :mod:`rose_gen.sources.pixel_common`.
-"""
-
 
 class SpriteLibrary:
     """Manifest-backed sprites: id -> entry, and verified pixels on demand (cached)."""

@@ -30,9 +30,6 @@ CRAWL_TILE_DIR = Path("/usr/share/crawl/dat/tiles")
 
 CRAWL_PACKAGE = "crawl-tiles-data"
 
-CRAWL_LICENCE = "GPL-2.0-or-later (Dungeon Crawl Stone Soup); most tiles also Public Domain/CC0 (rltiles)"
-
-
 @dataclass(frozen=True)
 class SheetSpec:
     """How one Crawl atlas is sliced."""

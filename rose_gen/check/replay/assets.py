@@ -22,6 +22,7 @@ import numpy as np
 from assets_manifest import load_manifest
 from rose_eval.registry import Registry
 from rose_gen.assets.font_match import (
+    KINDS,
     Candidate,
     FontRequest,
     choose_face,
@@ -34,8 +35,6 @@ from rose_gen.check.replay.inputs import ReplayOptions
 from rose_gen.check.replay.scenes import subset_sources
 from rose_gen.core.schema import SceneSpec
 from rose_gen.sources import SOURCES, AssetError, AssetPair
-
-KINDS = ("exact", "same_design", "stand_in")
 
 
 @dataclass(frozen=True)

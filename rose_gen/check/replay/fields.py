@@ -28,7 +28,7 @@ from typing import Any
 from assets_manifest import load_manifest
 from rose_gen.assets.emoji.catalogue import chars_of_key, emoji_key, key_from_filename
 from rose_gen.scene.layout import LAYOUT_FAMILIES
-from rose_gen.scene.plan import V0_1_PLANS
+from rose_gen.scene.v0_1_plans import V0_1_PLANS
 
 MANIFEST = "replay_v0_1"
 

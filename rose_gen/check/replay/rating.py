@@ -22,7 +22,7 @@ from typing import Any
 
 from rose_gen.core.schema import RegionSpec
 from rose_gen.scene.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
-from rose_gen.scene.plan import V0_1_HARD_FROM
+from rose_gen.scene.v0_1_plans import V0_1_HARD_FROM
 
 LEVEL_TIERS = {"high": "high", "unknown": "unknown"}  # other v0.1 similarity levels are "low"
 DEFAULT_HARD_FROM = 7

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rose_gen.check.replay.assets import KINDS, Substitution
+from rose_gen.assets.font_match import KINDS
+from rose_gen.check.replay.assets import Substitution
 from rose_gen.check.replay.rating import agreement
 from rose_gen.check.replay.run import SceneOutcome
 from rose_gen.check.replay.scenes import CARRIED_LABELS

@@ -11,7 +11,9 @@ import pytest
 
 from rose_eval.runners.baselines import SOLVERS
 from rose_eval.runners.cli import main
-from rose_eval.runners.cv_solver import Grid, load_rgb, parse_task, read_item, solve_image
+from rose_eval.runners.cv_grid import Grid, load_rgb
+from rose_eval.runners.cv_prompt import parse_task
+from rose_eval.runners.cv_solver import read_item, solve_image
 from rose_eval.runners.dataset import DatasetItem
 from rose_gen.render.compose import CUE_PALETTE
 

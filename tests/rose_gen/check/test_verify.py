@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from rose_gen.check.verify import formal_answer, row_problems, verify_release
+from rose_gen.check.verify import row_problems, verify_release
 from rose_gen.cli.verify import main
 from rose_gen.release.config import load_config
-from rose_gen.release.export import SUMMARY_FILE, sha256_path
+from rose_gen.release.folder import SUMMARY_FILE, sha256_path
 from rose_gen.release.pipeline import generate_release
 from tests.fixtures.latin_source import latin_overrides
 
@@ -144,5 +144,6 @@ def test_row_invariants_catch_wrong_gold_and_case() -> None:
     assert row_problems({**row, "region_case": "fallback_zero_wanted_all"}) == [
         "region_case 'fallback_zero_wanted_all' but the region holds 1 of 2 targets (partial)"]
     assert row_problems({**row, "ground_truth_clicks": []}) == ["ground_truth_clicks is [], expected ['R4,C5']"]
-    assert formal_answer("CLICK", []) == "DONE" and formal_answer("CLICK_COUNT", []) == "SUBMIT(0)"
-    assert formal_answer("CLICK", ["R1,C2", "R3,C4"]) == "CLICK(R1,C2); CLICK(R3,C4); DONE"
+    assert row_problems({**row, "ground_truth_formal_answer": "CLICK(R4,C5); DONE"}) == [
+        "ground_truth_formal_answer is 'CLICK(R4,C5); DONE', expected 'CLICK(R4,C5); SUBMIT(1)'",
+        "answer is 'CLICK(R4,C5); SUBMIT(1)', expected 'CLICK(R4,C5); DONE'"]

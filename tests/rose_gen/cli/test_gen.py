@@ -11,7 +11,7 @@ import pytest
 
 from rose_gen.cli.gen import main
 from rose_gen.release.config import compose_config, load_config
-from rose_gen.scene.plan import V0_1_PLANS
+from rose_gen.scene.v0_1_plans import V0_1_PLANS
 from tests.fixtures.latin_source import latin_overrides
 
 REPO = Path(__file__).resolve().parents[3]

@@ -14,7 +14,7 @@ from hydra.utils import instantiate
 from rose_gen.cli.gen import main
 from rose_gen.cli.hydra_app import FAILED_FILE, sweep_jobs
 from rose_gen.release.config import CONF_DIR, load_config
-from rose_gen.release.export import SUMMARY_FILE, release_files
+from rose_gen.release.folder import SUMMARY_FILE, release_files
 from rose_gen.release.pipeline import generate_release
 from rose_gen.release.shards import shard_name
 from tests.fixtures.latin_source import latin_overrides

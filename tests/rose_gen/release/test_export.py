@@ -11,16 +11,9 @@ from PIL import Image
 
 from rose_eval.vocab import SPLITS, TEMPLATE_ORDER
 from rose_gen.release.config import load_config
-from rose_gen.release.export import (
-    SUMMARY_FILE,
-    ExportSettings,
-    ReleaseError,
-    ReleaseInfo,
-    ReleaseWriter,
-    release_files,
-    sha256_path,
-)
+from rose_gen.release.export import ExportSettings, ReleaseInfo, ReleaseWriter
 from rose_gen.release.features import SchemaError, drop_nulls, row_columns
+from rose_gen.release.folder import SUMMARY_FILE, ReleaseError, release_files, sha256_path
 from rose_gen.release.pipeline import generate_release, plan_release, scene_rows
 from tests.fixtures.latin_source import latin_overrides
 

@@ -11,7 +11,7 @@ import pytest
 
 from rose_gen.cli.gen import main
 from rose_gen.release.config import load_config
-from rose_gen.release.export import SUMMARY_FILE, release_files
+from rose_gen.release.folder import SUMMARY_FILE, release_files
 from rose_gen.release.merge import merge_shards
 from rose_gen.release.pipeline import generate_release
 from rose_gen.release.shards import SCENES_FILE, SHARD_SUMMARY, ShardSpec, shard_name

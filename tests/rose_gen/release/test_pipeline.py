@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from rose_gen.release.config import load_config
-from rose_gen.release.export import release_files
+from rose_gen.release.folder import release_files
 from rose_gen.release.pipeline import (
     generate_release,
     plan_release,

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from rose_gen.scene.plan import V0_1_PLANS, SubsetPlan
+from rose_gen.scene.plan import SubsetPlan
+from rose_gen.scene.v0_1_plans import V0_1_PLANS
 from rose_gen.sources.base import AssetPair, SourceInfo
 
 _INFO: dict[str, tuple[str, str, int, str]] = {

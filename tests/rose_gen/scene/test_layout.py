@@ -15,7 +15,7 @@ from rose_gen.scene.layout import (
     LayoutParams,
     sample_layout,
 )
-from rose_gen.scene.plan import V0_1_PLANS
+from rose_gen.scene.v0_1_plans import V0_1_PLANS
 
 FACTS_PROFILES = {  # facts section 2: (rows range per profile), cell range, max exceptions
     "glyph_emoji": ({"small": (8, 10), "medium": (11, 14), "large": (15, 18)}, (42, 64), 5),

@@ -11,16 +11,9 @@ from hypothesis import strategies as st
 
 from rose_gen.core.schema import REGION_TEMPLATES, SceneSpec
 from rose_gen.scene.layout import LayoutParams
-from rose_gen.scene.plan import (
-    MINI_PLANS,
-    V0_1_PLANS,
-    PlanError,
-    SubsetPlan,
-    pairs_reused,
-    plan_scene,
-    plan_subset,
-)
+from rose_gen.scene.plan import PlanError, SubsetPlan, pairs_reused, plan_scene, plan_subset
 from rose_gen.scene.regions import RegionSizes
+from rose_gen.scene.v0_1_plans import MINI_PLANS, V0_1_PLANS
 from tests.rose_gen.scene.planning_fakes import FakeSource, small_plan
 
 SUBSETS = list(V0_1_PLANS)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rose_gen.scene.plan import V0_1_PLANS
 from rose_gen.scene.split import assign_splits, dev_scene_indices, scene_split
+from rose_gen.scene.v0_1_plans import V0_1_PLANS
 
 
 @settings(max_examples=60, deadline=None)

@@ -22,7 +22,8 @@ from rose_gen.assets.fonts import (
 from rose_gen.release.config import load_config
 from rose_gen.release.pipeline import generate_release
 from rose_gen.render.compose import RenderSettings, render_scene
-from rose_gen.scene.plan import MINI_PLANS, V0_1_PLANS, pairs_reused, plan_subset
+from rose_gen.scene.plan import pairs_reused, plan_subset
+from rose_gen.scene.v0_1_plans import MINI_PLANS, V0_1_PLANS
 from rose_gen.sources import SOURCES
 from rose_gen.sources.base import AssetError, VisualSource
 from rose_gen.sources.glyph import SOURCE, build_pool, describe_pool, verify_pair

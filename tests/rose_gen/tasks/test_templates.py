@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rose_gen.core.schema import DATASET_VERSION, base_image_record, cue_image_record
-from rose_gen.scene.plan import V0_1_PLANS, plan_subset
+from rose_gen.scene.plan import plan_subset
+from rose_gen.scene.v0_1_plans import V0_1_PLANS
 from rose_gen.tasks.prompts import PROMPT_GLOBAL
 from rose_gen.tasks.templates import BRIDGE_TEMPLATES, MAIN_TEMPLATES, TEMPLATES, build_scene_rows
 from tests.rose_gen.scene.planning_fakes import FakeSource, small_plan
