@@ -236,12 +236,18 @@ def _add(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
     return _spec("add", anchor, rgba, out)
 
 
-def _remove(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
+def _edge_anchor(rgba: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, tuple[int, int]] | None:
+    """The sprite's solid mask and a pixel drawn on its outer edge (None: no edge pixel)."""
     solid = px_sprite.solid_mask(rgba)
-    edge = solid & ndimage.binary_dilation(~solid, structure=_CROSS)
-    anchor = _pick(edge, rng)
-    if anchor is None:
+    anchor = _pick(solid & ndimage.binary_dilation(~solid, structure=_CROSS), rng)
+    return None if anchor is None else (solid, anchor)
+
+
+def _remove(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
+    picked = _edge_anchor(rgba, rng)
+    if picked is None:
         return None
+    solid, anchor = picked
     patch = _grow(solid, anchor, _budget(rgba, rng))
     out = np.array(rgba)
     out[patch] = 0
@@ -369,11 +375,10 @@ def _erase(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
 
 
 def _mirror(rgba: np.ndarray, rng: np.random.Generator) -> EditSpec | None:
-    solid = px_sprite.solid_mask(rgba)
-    edge = solid & ndimage.binary_dilation(~solid, structure=_CROSS)
-    anchor = _pick(edge, rng)
-    if anchor is None:
+    picked = _edge_anchor(rgba, rng)
+    if picked is None:
         return None
+    solid, anchor = picked
     half = int(rng.integers(2, 4))
     y, x = anchor
     h, w = solid.shape
