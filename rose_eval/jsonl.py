@@ -1,7 +1,8 @@
 """Reading JSONL files line by line with one-line errors (pure stdlib, nothing heavy).
 
-The one JSONL reader of the toolkit: rose-eval, rose-eval compare, rose-run and the
-generator's verify/audit/replay read through it. Lines are counted as Python's text mode
+The one JSONL reader of the toolkit: rose-eval, rose-eval compare, rose-run (its datasets,
+and its predictions on resume through :func:`intact_objects`) and the generator's
+verify/audit/replay/merge read through it. Lines are counted as Python's text mode
 counts them (``\\n``, ``\\r\\n`` and a lone ``\\r`` each end a line), blank lines are skipped,
 a UTF-8 byte order mark at the start is ignored, and the file is streamed (one line in
 memory at a time). A fault raises :class:`JsonlFault` (what is wrong, file and line);
@@ -57,7 +58,8 @@ def _undecodable(path: Path, first_line: int, chunk: bytes, exc: UnicodeDecodeEr
                                   "of the line)", UNDECODABLE)
 
 
-def _object(path: Path, line_no: int, text: str) -> dict[str, Any]:
+def json_object(path: Path, line_no: int, text: str) -> dict[str, Any]:
+    """One line's JSON object; JsonlFault (naming file and line) when it is not one."""
     try:
         row = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -70,9 +72,10 @@ def _object(path: Path, line_no: int, text: str) -> dict[str, Any]:
     return row
 
 
-def jsonl_objects(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for every non-blank line; JsonlFault on the first fault."""
-    path = Path(path)
+def jsonl_lines(path: Path, errors: str = "strict") -> Iterator[tuple[int, str]]:
+    """``(line_number, text)`` of every non-blank line, stripped, not yet decoded as JSON (for
+    callers that skip most lines); JsonlFault when unreadable (and, with ``errors="strict"``,
+    on undecodable bytes)."""
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -84,16 +87,38 @@ def jsonl_objects(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
                 if line_no == 0 and chunk.startswith(_BOM):
                     chunk = chunk[len(_BOM):]
                 try:
-                    text = chunk.decode("utf-8")
+                    text = chunk.decode("utf-8", errors)
                 except UnicodeDecodeError as exc:
                     raise _undecodable(path, line_no + 1, chunk, exc) from None
                 for piece in _body(text).split("\r"):
                     line_no += 1
                     piece = piece.strip()
                     if piece:
-                        yield line_no, _object(path, line_no, piece)
+                        yield line_no, piece
         except OSError as exc:
             raise JsonlFault(path, 0, f"cannot read ({exc.strerror or exc})", UNREADABLE) from None
+
+
+def jsonl_objects(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for every non-blank line; JsonlFault on the first fault."""
+    path = Path(path)
+    for line_no, text in jsonl_lines(path, "strict"):
+        yield line_no, json_object(path, line_no, text)
+
+
+def intact_objects(path: Path | str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(line text, object)`` of every line that holds a JSON object, skipping the others.
+
+    For files this toolkit appends to and resumes (predictions): a line cut by an
+    interruption is not an error, its item simply runs again. JsonlFault only when the file
+    cannot be read at all.
+    """
+    path = Path(path)
+    for line_no, text in jsonl_lines(path, "replace"):
+        try:
+            yield text, json_object(path, line_no, text)
+        except JsonlFault:
+            continue
 
 
 def iter_jsonl_objects(path: Path | str, error: Callable[[str], Exception],

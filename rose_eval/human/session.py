@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rose_eval.formal import formal_answer
+from rose_eval.jsonl import JsonlFault
 from rose_eval.runners.dataset import DatasetItem
 from rose_eval.runners.predictions import PredictionsFile, read_successes
 
@@ -95,7 +96,7 @@ class HumanSession:
         _check_rows(items)
         try:
             others = sorted(_existing_models(output) - {model})
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, JsonlFault) as exc:
             raise SessionError(f"cannot read {output} as a predictions file ({exc}); pass another --output") from None
         if others:
             raise SessionError(f"{output} already holds answers by {others[0]!r}, not {model!r}; "
@@ -106,7 +107,7 @@ class HumanSession:
         self._lock = threading.Lock()
         try:
             self._file = PredictionsFile(output)
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, JsonlFault) as exc:
             raise SessionError(f"cannot use {output} as the predictions file ({exc}); pass another --output") from None
         self.done = {item_id for item_id in self._file.done if item_id in self.items}
         self.pending = [item_id for item_id in self.order if item_id not in self.done]

@@ -19,6 +19,7 @@ from typing import Any
 
 from rose_eval.analyses.compare import CompareError, EvaluatedRun, load_runs
 from rose_eval.io import InputError, read_metadata, resolve_metadata_path
+from rose_eval.jsonl import UNREADABLE, JsonlFault, json_object, jsonl_lines
 from rose_eval.report.tables import SUMMARY
 from rose_eval.runners.dataset import DatasetError, resolve_image
 
@@ -126,23 +127,19 @@ def _rows_of(path: Path, wanted: AbstractSet[str]) -> list[Mapping[str, Any]]:
             return [r.row for r in read_metadata(path) if str(r.row.get("item_id")) in wanted]
         except InputError as exc:
             raise ReportError(exc.one_line()) from None
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: unreadable ({exc}); point --dataset_root at the release "
-                          "the runs were evaluated on") from None
     rows = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        found = _ITEM_ID.search(line)
-        if found is None or (found.group(1) or found.group(2)) not in wanted:
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReportError(f"{path}:{line_no}: invalid JSON ({exc.msg}); fix or "
-                              "regenerate the release") from None
-        if isinstance(row, dict) and str(row.get("item_id")) in wanted:
-            rows.append(row)
+    try:
+        for line_no, line in jsonl_lines(path):
+            found = _ITEM_ID.search(line)
+            if found is None or (found.group(1) or found.group(2)) not in wanted:
+                continue
+            row = json_object(path, line_no, line)
+            if str(row.get("item_id")) in wanted:
+                rows.append(row)
+    except JsonlFault as fault:
+        fix = ("point --dataset_root at the release the runs were evaluated on" if fault.kind == UNREADABLE
+               else "fix or regenerate the release")
+        raise ReportError(f"{fault}; {fix}") from None
     return rows
 
 

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from rose_eval.jsonl import intact_objects
+
 
 class PredictionsError(ValueError):
     """A predictions file or manifest cannot be resumed; the message is one line."""
@@ -67,14 +69,9 @@ def read_successes(path: Path) -> dict[str, str]:
     kept: dict[str, str] = {}
     if not path.exists():
         return kept
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by an interruption: its item runs again
-            if isinstance(row, dict) and _is_success(row) and row["item_id"] not in kept:
-                kept[row["item_id"]] = line.rstrip("\n")
+    for line, row in intact_objects(path):  # a line cut by an interruption is skipped: its item runs again
+        if _is_success(row) and row["item_id"] not in kept:
+            kept[row["item_id"]] = line
     return kept
 
 

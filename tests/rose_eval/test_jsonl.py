@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rose_eval.jsonl import iter_jsonl_objects
+from rose_eval.jsonl import JsonlFault, intact_objects, iter_jsonl_objects
 
 
 class Bad(ValueError):
@@ -94,3 +94,11 @@ def test_missing_file_is_one_line(tmp_path):
 def test_directory_is_one_line(tmp_path):
     with pytest.raises(Bad, match="cannot read"):
         list(iter_jsonl_objects(tmp_path, Bad, FIX))
+
+
+def test_intact_objects_skip_cut_and_undecodable_lines_and_keep_the_text(tmp_path):
+    path = tmp_path / "preds.jsonl"
+    path.write_bytes(b'{"item_id": "a"}\n{"item_id": "b", "raw_te\xc3\n\r\n[1]\n {"item_id": "c"} \n{"item_id": "d"')
+    assert list(intact_objects(path)) == [('{"item_id": "a"}', {"item_id": "a"}), ('{"item_id": "c"}', {"item_id": "c"})]
+    with pytest.raises(JsonlFault, match="cannot read"):
+        list(intact_objects(tmp_path))
