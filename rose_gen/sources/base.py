@@ -80,8 +80,11 @@ class VisualSource(Protocol):
         ...
 
 
+#: The two sides of a pair, as ``render_tile`` names them.
+ROLES: tuple[str, ...] = ("majority", "target")
+
 __all__ = [
-    "ENTRY_POINT_GROUP", "SOURCES", "AssetError", "AssetPair", "SourceInfo", "VisualSource",
+    "ENTRY_POINT_GROUP", "ROLES", "SOURCES", "AssetError", "AssetPair", "SourceInfo", "VisualSource",
     "load_plugin_sources",
 ]
 

@@ -14,8 +14,7 @@ from rose_gen.assets.emoji.fit import fit_share
 from rose_gen.assets.emoji.manifest import manifest_versions, vendor_licences
 from rose_gen.assets.emoji.vendors import STYLE_VENDORS
 from rose_gen.core.schema import AssetPair
-
-ROLES = ("majority", "target")
+from rose_gen.sources.base import ROLES
 
 
 def asset_spec(record: Mapping[str, Any], vendor: str, *, fit: float | None = None) -> dict[str, Any]:

@@ -50,12 +50,11 @@ from rose_gen.assets.fonts import (
 )
 from rose_gen.assets.fonts import licences as font_licences
 from rose_gen.assets.visibility import is_visible, tile_difference
-from rose_gen.sources.base import SOURCES, AssetError, AssetPair, SourceInfo
+from rose_gen.sources.base import ROLES, SOURCES, AssetError, AssetPair, SourceInfo
 
 INFO = SourceInfo(name="glyph", subset="ROSE-ChineseGlyph", id_prefix=SUBSET_ID_PREFIX["ROSE-ChineseGlyph"], primitive_type="CHINESE_GLYPH",
                   item_seed_base=202600000000, layout_family="glyph_emoji")
 
-ROLES = ("majority", "target")
 TIERS = ("high", "medium", "low")
 VISIBILITY_CELL = 42  # the smallest cell size of any layout profile
 DEFAULT_VISIBILITY = {"min_changed_fraction": 0.005, "max_ssim": 0.995}

@@ -12,6 +12,7 @@ from rose_gen.assets.pixel.library import default_library, licence_records
 from rose_gen.assets.pixel.slicing import CRAWL_PACKAGE
 from rose_gen.assets.pixel.sprite import PixelAssetError
 from rose_gen.core.schema import AssetPair
+from rose_gen.sources.base import ROLES
 
 POOL_SOURCES: tuple[str, ...] = ("crawl", "cdda", "procedural", "user")
 
@@ -90,7 +91,6 @@ def asset_versions(manifests: Sequence[str]) -> dict[str, str]:
 
 SPRITE_SOURCES = ("crawl", "cdda", "procedural")  # licence records every pixel subset names
 
-ROLES = ("majority", "target")
 
 
 class PixelPoolSource:
