@@ -31,14 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from rose_eval.harness.common import image_facts, table1, verdict
-from rose_eval.io import RESULT_FILE_SUFFIXES, InputError, Record
+from rose_eval.io import InputError, Record
 from rose_eval.runners.dataset import load_split
 from rose_eval.runners.openai_compat import prompt_parts
 from rose_eval.runners.predictions import atomic_write_text
 
 TSV_COLUMNS: tuple[str, ...] = ("index", "image", "question", "answer", "category", "split",
                                 "item_id", "image_id", "prompt_global", "prompt_local", "rose_row")
-RESULT_SUFFIXES = RESULT_FILE_SUFFIXES  # the io hook dispatches on the same suffixes
 FAIL_MESSAGE = "Failed to obtain answer"  # how VLMEvalKit marks an item whose request failed
 DATASET_PREFIX = "ROSE_"
 DATASET_CLASS = "vlmevalkit_dataset/rose_dataset.py.txt"
