@@ -17,7 +17,14 @@ import numpy as np
 
 from rose_eval import vocab
 from rose_gen import redraw
-from rose_gen.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
+from rose_gen.difficulty import (
+    DifficultyParams,
+    apply_cut,
+    rate,
+    share_cut,
+    similarity_cut,
+    similarity_tier,
+)
 from rose_gen.layout import V0_1_EXCEPTION_COUNTS, V0_1_PROFILE_MIX, LayoutParams, sample_layout
 from rose_gen.presets import (
     DifficultyPreset,
@@ -219,11 +226,14 @@ def plan_scene(
     """Plan scene ``k`` (1-based) of a subset alone; equal to scene k of :func:`plan_subset`.
 
     ``pool`` is ``source.pool(plan.source_options)``; ``source`` orients the pair and
-    supplies the subset's ids (its ``info``).
+    supplies the subset's ids (its ``info``). Under ``difficulty.hard_share`` the label
+    depends on the whole subset's ranking, so the subset is planned to find it.
     """
     validate_plan(plan)
     if not 1 <= k <= plan.n_scenes:
         raise PlanError(f"{plan.subset}: scene index {k} outside 1..{plan.n_scenes}")
+    if plan.difficulty.hard_share is not None:
+        return plan_subset(plan, seed, source, pool)[k - 1]
     split = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)[k - 1]
     cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
     return _drawn_scene(plan, seed, k, PresetPool.build(pool, plan.preset), source, split, cut)
@@ -303,9 +313,12 @@ def _plan_scene(
     inputs: dict[str, dict[str, Any]] = {}
     n = len(layout.target_cells)
     tier = similarity_tier(pair.similarity, cut)
+    tie_break = None
+    if plan.difficulty.hard_share is not None:  # own stream: the other draws do not move
+        tie_break = round(float(scene_rng(seed, plan.subset, k, "difficulty").random()), 6)
     for template in vocab.TEMPLATE_ORDER:
         got = regions[template].got_case if template in regions else "all"
-        label, recorded = rate(n, got, tier, layout.grid_size_profile, plan.difficulty)
+        label, recorded = rate(n, got, tier, layout.grid_size_profile, plan.difficulty, tie_break)
         difficulty[template], inputs[template] = label, recorded
 
     font_size = int(layout.cell_size * plan.font_scale) if plan.font_scale is not None else None
@@ -349,7 +362,23 @@ def plan_subset(
     splits = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)
     cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
     ppool = PresetPool.build(pool, plan.preset)
-    return [_drawn_scene(plan, seed, k, ppool, source, splits[k - 1], cut) for k in range(1, plan.n_scenes + 1)]
+    scenes = [_drawn_scene(plan, seed, k, ppool, source, splits[k - 1], cut) for k in range(1, plan.n_scenes + 1)]
+    if plan.difficulty.hard_share is not None:
+        scenes = rank_difficulty(scenes, plan.difficulty.hard_share)
+    return scenes
+
+
+def rank_difficulty(scenes: Sequence[SceneSpec], hard_share: float) -> list[SceneSpec]:
+    """Label each template's ``hard_share`` highest-ranked tasks hard (:mod:`rose_gen.difficulty`)."""
+    templates = dict.fromkeys(t for s in scenes for t in s.difficulty_inputs)
+    cuts = {t: share_cut([(int(s.difficulty_inputs[t]["score"]), float(s.difficulty_inputs[t]["tie_break"]))
+                          for s in scenes if t in s.difficulty_inputs], hard_share) for t in templates}
+    ranked = []
+    for s in scenes:
+        rated = {t: apply_cut(recorded, cuts[t]) for t, recorded in s.difficulty_inputs.items()}
+        ranked.append(replace(s, difficulty={t: label for t, (label, _) in rated.items()},
+                              difficulty_inputs={t: inputs for t, (_, inputs) in rated.items()}))
+    return ranked
 
 
 def pairs_reused(scenes: Sequence[SceneSpec]) -> int:
@@ -383,6 +412,14 @@ V0_1_HARD_FROM: dict[str, int] = {
     "ROSE-PixelEdit": 3,
     "ROSE-PixelContent": 7,
 }
+# v0.1's share of hard T3 rows per subset (facts section 3); the v0_1 plans rank by it.
+V0_1_HARD_SHARE: dict[str, float] = {
+    "ROSE-ChineseGlyph": 0.17,
+    "ROSE-EmojiStyle": 0.23,
+    "ROSE-EmojiContent": 0.52,
+    "ROSE-PixelEdit": 0.77,
+    "ROSE-PixelContent": 0.27,
+}
 _V0_1_SHAPE: dict[str, tuple[str, str, int, int, float | None]] = {
     # subset: (source, layout family, scenes, dev scenes, font scale)
     "ROSE-ChineseGlyph": ("glyph", "glyph_emoji", 412, 111, 0.72),
@@ -407,7 +444,7 @@ def _v0_1_plan(subset: str) -> SubsetPlan:
         ),
         region_type_weights=dict(V0_1_REGION_TYPE_MIX[subset]),
         case_weights=dict(V0_1_WANTED_CASE_MIX[subset]),
-        difficulty=DifficultyParams(hard_from=V0_1_HARD_FROM[subset]),
+        difficulty=DifficultyParams(hard_from=V0_1_HARD_FROM[subset], hard_share=V0_1_HARD_SHARE[subset]),
         font_scale=font_scale,
     )
 

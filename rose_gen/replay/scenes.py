@@ -27,7 +27,7 @@ from rose_eval import vocab
 from rose_gen.regions import CASES, RegionError, case_of, fallback_label, region_mask, target_mask
 from rose_gen.replay.fields import ABSENT, SCENE_RULES, Derivation, derive_fields, rule_notes
 from rose_gen.replay.inputs import REPLAY_FIELDS, InputRow, ReplayError, need, subset_fields
-from rose_gen.replay.rating import params_for, rate_templates, subset_cut, tier_of
+from rose_gen.replay.rating import rate_templates, subset_cut, tier_of
 from rose_gen.schema import CUE_TEMPLATE, RegionSpec, SceneSpec, base_image_record, cue_image_record
 from rose_gen.sources import BUILTIN_SOURCE_MODULES, SOURCES, AssetPair, SourceInfo, load_sources
 from rose_gen.templates import task_row
@@ -174,7 +174,7 @@ def rebuild_scene(items: Sequence[InputRow], cut: float | None = None) -> Replay
     font_size = values.get("font_size", first.row.get("font_size"))
     some_inputs = next(iter(recorded.values()), None)
     ours = rate_templates(released, regions, len(cells), tier_of({**first.row, "difficulty_inputs": some_inputs}, cut),
-                          str(profile), params_for(subset, some_inputs))
+                          str(profile), subset, recorded)
     derived_rule = bool(recorded)  # the rows publish our rule's inputs: derive, do not carry
     scene = SceneSpec(
         subset=subset, source=info.name, scene_index=_scene_index(first, info), scene_id=str(first.row["scene_id"]),
