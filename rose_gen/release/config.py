@@ -174,8 +174,11 @@ def _plan(key: str, sc: SubsetConf, cfg: DictConfig) -> SubsetPlan:
                                     f"(difficulty {d.name!r} knows: {', '.join(d.hard_from) or 'none'})")
     cell = sc.layout.cell_size
     _require(cell is None or len(cell) == 2, f"{where}.layout.cell_size must be [min, max] or null")
+    hard_share = d.hard_share.get(key, d.hard_share.get("default"))
+    _require(hard_share is None or 0.0 <= hard_share <= 1.0,
+             f"difficulty.hard_share.{key} must lie in [0, 1] (a share of the subset's tasks), got {hard_share!r}")
     rule = {k: v for k, v in OmegaConf.to_container(d, resolve=True).items()
-            if k not in ("name", "hard_from", "preset")}
+            if k not in ("name", "hard_from", "hard_share", "preset")}
     try:
         preset = preset_from_conf(d.name, OmegaConf.to_container(d.preset, resolve=True))
     except PresetError as exc:
@@ -195,7 +198,7 @@ def _plan(key: str, sc: SubsetConf, cfg: DictConfig) -> SubsetPlan:
         case_weights=dict(sc.case_weights),
         region_sizes=RegionSizes(**OmegaConf.to_container(sc.region_sizes)),
         cue_type=cue_type,
-        difficulty=DifficultyParams.from_json({**rule, "hard_from": int(hard_from)}),
+        difficulty=DifficultyParams.from_json({**rule, "hard_from": int(hard_from), "hard_share": hard_share}),
         font_scale=sc.font_scale,
         source_options=OmegaConf.to_container(sc.source_options, resolve=True),
         dataset_version=cfg.dataset_version,

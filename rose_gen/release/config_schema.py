@@ -54,6 +54,7 @@ class SubsetConf:
 class DifficultyConf:
     name: str = MISSING
     hard_from: dict[str, int] = field(default_factory=dict)
+    hard_share: dict[str, float | None] = field(default_factory=dict)  # per subset: rank instead (difficulty.py)
     count_points: list[int] = field(default_factory=list)
     case_points: dict[str, int] = field(default_factory=dict)
     tier_points: dict[str, int] = field(default_factory=dict)

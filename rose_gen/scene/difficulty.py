@@ -17,9 +17,16 @@ A task is scored by adding points for four inputs, all recorded on the row as
   cut by an absolute one.
 - ``grid_size_profile`` (small / medium / large): ``grid_points``.
 
-The task is ``hard`` when the score reaches ``hard_from``, else ``medium``. Only
-``hard_from`` differs between subsets by default; it is calibrated so each subset's
-share of hard T3 rows is near v0.1's (bench/rose_gen figures in the report).
+The task is ``hard`` when the score reaches ``hard_from``, else ``medium``.
+
+A fixed threshold on an integer score cannot hold a share: one seed of the v0_1 plan
+puts 46 % or 59 % of EmojiContent's T3 tasks at or above neighbouring thresholds, and
+the share moves by ±6 points between seeds. So a subset may instead set ``hard_share``
+(the v0_1 calibration does: v0.1's shares of hard T3 rows). Then each template's
+``floor(hard_share * n + 0.5)`` highest-ranked tasks of the subset are hard, ranked by score
+and, within a score, by ``tie_break`` (a seeded draw per scene, recorded). The row
+records the cut it was given, so the label still follows from the row alone: hard when
+``(score, tie_break) >= (hard_from, hard_tie_from)``.
 """
 
 from __future__ import annotations
@@ -49,8 +56,11 @@ class DifficultyParams:
     )
     high_similarity: float | None = None
     high_similarity_share: float = 0.2
+    hard_share: float | None = None
+    hard_tie_from: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
+        share = {} if self.hard_share is None else {"hard_share": self.hard_share, "hard_tie_from": self.hard_tie_from}
         return {
             "hard_from": self.hard_from,
             "count_points": list(self.count_points),
@@ -59,6 +69,7 @@ class DifficultyParams:
             "grid_points": dict(self.grid_points),
             "high_similarity": self.high_similarity,
             "high_similarity_share": self.high_similarity_share,
+            **share,
         }
 
     @classmethod
@@ -71,6 +82,8 @@ class DifficultyParams:
             grid_points={str(k): int(v) for k, v in data["grid_points"].items()},
             high_similarity=None if data["high_similarity"] is None else float(data["high_similarity"]),
             high_similarity_share=float(data["high_similarity_share"]),
+            hard_share=None if data.get("hard_share") is None else float(data["hard_share"]),
+            hard_tie_from=float(data.get("hard_tie_from", 0.0)),
         )
 
 
@@ -115,8 +128,12 @@ def rate(
     tier: str,
     grid_size_profile: str,
     params: DifficultyParams,
+    tie_break: float | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """(``medium``/``hard``, the inputs to record on the row, including score and threshold)."""
+    """(``medium``/``hard``, the inputs to record on the row, including score and threshold).
+
+    ``tie_break`` orders tasks of equal score under ``hard_share`` (recorded with the cut).
+    """
     inputs: dict[str, Any] = {
         "exception_count": int(exception_count),
         "region_case": region_case,
@@ -126,4 +143,30 @@ def rate(
     score = difficulty_score(inputs, params)
     inputs["score"] = score
     inputs["hard_from"] = params.hard_from
-    return ("hard" if score >= params.hard_from else "medium"), inputs
+    if tie_break is None:
+        return ("hard" if score >= params.hard_from else "medium"), inputs
+    inputs["tie_break"] = tie_break
+    inputs["hard_tie_from"] = params.hard_tie_from
+    hard = (score, tie_break) >= (params.hard_from, params.hard_tie_from)
+    return ("hard" if hard else "medium"), inputs
+
+
+def share_cut(ranks: Sequence[tuple[int, float]], share: float) -> tuple[int, float]:
+    """The (score, tie_break) cut that makes ``floor(share * n + 0.5)`` of the ranked tasks hard.
+
+    Ranks are (score, tie_break) pairs; a task is hard when its pair reaches the cut. With
+    no task to make hard the cut lies above every score.
+    """
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"hard_share must lie in [0, 1], got {share}")
+    n_hard = math.floor(share * len(ranks) + 0.5)
+    if n_hard == 0:
+        return (max((r[0] for r in ranks), default=0) + 1, 0.0)
+    return sorted(ranks, reverse=True)[n_hard - 1]
+
+
+def apply_cut(recorded: Mapping[str, Any], cut: tuple[int, float]) -> tuple[str, dict[str, Any]]:
+    """A task's label and recorded inputs under a :func:`share_cut` (inputs from :func:`rate`)."""
+    inputs = {**recorded, "hard_from": int(cut[0]), "hard_tie_from": float(cut[1])}
+    hard = (int(recorded["score"]), float(recorded["tie_break"])) >= cut
+    return ("hard" if hard else "medium"), inputs

@@ -19,7 +19,14 @@ from rose_eval import vocab
 from rose_gen.core.rng import scene_rng, subset_rng
 from rose_gen.core.schema import DATASET_VERSION, REGION_TEMPLATES, AssetPair, RegionSpec, SceneSpec
 from rose_gen.scene import redraw
-from rose_gen.scene.difficulty import DifficultyParams, rate, similarity_cut, similarity_tier
+from rose_gen.scene.difficulty import (
+    DifficultyParams,
+    apply_cut,
+    rate,
+    share_cut,
+    similarity_cut,
+    similarity_tier,
+)
 from rose_gen.scene.layout import (
     LayoutParams,
     sample_layout,
@@ -226,11 +233,14 @@ def plan_scene(
     """Plan scene ``k`` (1-based) of a subset alone; equal to scene k of :func:`plan_subset`.
 
     ``pool`` is ``source.pool(plan.source_options)``; ``source`` orients the pair and
-    supplies the subset's ids (its ``info``).
+    supplies the subset's ids (its ``info``). Under ``difficulty.hard_share`` the label
+    depends on the whole subset's ranking, so the subset is planned to find it.
     """
     validate_plan(plan)
     if not 1 <= k <= plan.n_scenes:
         raise PlanError(f"{plan.subset}: scene index {k} outside 1..{plan.n_scenes}")
+    if plan.difficulty.hard_share is not None:
+        return plan_subset(plan, seed, source, pool)[k - 1]
     split = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)[k - 1]
     cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
     return _drawn_scene(plan, seed, k, PresetPool.build(pool, plan.preset), source, split, cut)
@@ -310,9 +320,12 @@ def _plan_scene(
     inputs: dict[str, dict[str, Any]] = {}
     n = len(layout.target_cells)
     tier = similarity_tier(pair.similarity, cut)
+    tie_break = None
+    if plan.difficulty.hard_share is not None:  # own stream: the other draws do not move
+        tie_break = round(float(scene_rng(seed, plan.subset, k, "difficulty").random()), 6)
     for template in vocab.TEMPLATE_ORDER:
         got = regions[template].got_case if template in regions else "all"
-        label, recorded = rate(n, got, tier, layout.grid_size_profile, plan.difficulty)
+        label, recorded = rate(n, got, tier, layout.grid_size_profile, plan.difficulty, tie_break)
         difficulty[template], inputs[template] = label, recorded
 
     font_size = int(layout.cell_size * plan.font_scale) if plan.font_scale is not None else None
@@ -356,7 +369,23 @@ def plan_subset(
     splits = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)
     cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
     ppool = PresetPool.build(pool, plan.preset)
-    return [_drawn_scene(plan, seed, k, ppool, source, splits[k - 1], cut) for k in range(1, plan.n_scenes + 1)]
+    scenes = [_drawn_scene(plan, seed, k, ppool, source, splits[k - 1], cut) for k in range(1, plan.n_scenes + 1)]
+    if plan.difficulty.hard_share is not None:
+        scenes = rank_difficulty(scenes, plan.difficulty.hard_share)
+    return scenes
+
+
+def rank_difficulty(scenes: Sequence[SceneSpec], hard_share: float) -> list[SceneSpec]:
+    """Label each template's ``hard_share`` highest-ranked tasks hard (:mod:`rose_gen.scene.difficulty`)."""
+    templates = dict.fromkeys(t for s in scenes for t in s.difficulty_inputs)
+    cuts = {t: share_cut([(int(s.difficulty_inputs[t]["score"]), float(s.difficulty_inputs[t]["tie_break"]))
+                          for s in scenes if t in s.difficulty_inputs], hard_share) for t in templates}
+    ranked = []
+    for s in scenes:
+        rated = {t: apply_cut(recorded, cuts[t]) for t, recorded in s.difficulty_inputs.items()}
+        ranked.append(replace(s, difficulty={t: label for t, (label, _) in rated.items()},
+                              difficulty_inputs={t: inputs for t, (_, inputs) in rated.items()}))
+    return ranked
 
 
 def pairs_reused(scenes: Sequence[SceneSpec]) -> int:

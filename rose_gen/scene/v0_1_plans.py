@@ -43,6 +43,14 @@ V0_1_HARD_FROM: dict[str, int] = {
     "ROSE-PixelEdit": 3,
     "ROSE-PixelContent": 7,
 }
+# v0.1's share of hard T3 rows per subset (facts section 3); the v0_1 plans rank by it.
+V0_1_HARD_SHARE: dict[str, float] = {
+    "ROSE-ChineseGlyph": 0.17,
+    "ROSE-EmojiStyle": 0.23,
+    "ROSE-EmojiContent": 0.52,
+    "ROSE-PixelEdit": 0.77,
+    "ROSE-PixelContent": 0.27,
+}
 
 
 _V0_1_SHAPE: dict[str, tuple[str, str, int, int, float | None]] = {
@@ -69,7 +77,7 @@ def _v0_1_plan(subset: str) -> SubsetPlan:
         ),
         region_type_weights=dict(V0_1_REGION_TYPE_MIX[subset]),
         case_weights=dict(V0_1_WANTED_CASE_MIX[subset]),
-        difficulty=DifficultyParams(hard_from=V0_1_HARD_FROM[subset]),
+        difficulty=DifficultyParams(hard_from=V0_1_HARD_FROM[subset], hard_share=V0_1_HARD_SHARE[subset]),
         font_scale=font_scale,
     )
 

@@ -12,7 +12,7 @@ the recorded ``similarity_tier`` when the row has one; else, from a numeric ``si
 :func:`rose_gen.scene.difficulty.similarity_cut` does for a pool); else from v0.1's
 ``similarity_level`` (``high`` -> high, ``unknown`` or none -> unknown, other levels -> low).
 The points are the standard preset's; ``hard_from`` is the recorded one, else the standard
-calibration for the subset (``rose_gen.scene.plan.V0_1_HARD_FROM``).
+calibration for the subset (``rose_gen.scene.v0_1_plans.V0_1_HARD_FROM``).
 """
 
 from __future__ import annotations
@@ -46,19 +46,28 @@ def tier_of(row: Mapping[str, Any], cut: float | None) -> str:
 
 
 def params_for(subset: str, recorded: Mapping[str, Any] | None) -> DifficultyParams:
-    """Standard points with the recorded ``hard_from``, else the subset's calibrated one."""
+    """Standard points with the recorded cut (``hard_from``, ``hard_tie_from``), else the subset's calibrated one."""
     if recorded and "hard_from" in recorded:
-        return DifficultyParams(hard_from=int(recorded["hard_from"]))
+        return DifficultyParams(hard_from=int(recorded["hard_from"]),
+                                hard_tie_from=float(recorded.get("hard_tie_from", 0.0)))
     return DifficultyParams(hard_from=V0_1_HARD_FROM.get(subset, DEFAULT_HARD_FROM))
 
 
 def rate_templates(templates: Iterable[str], regions: Mapping[str, RegionSpec], exceptions: int, tier: str,
-                   profile: str, params: DifficultyParams) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Template -> (our label, our recorded inputs) for the scene's templates."""
+                   profile: str, subset: str,
+                   recorded: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Template -> (our label, our recorded inputs) for the scene's templates.
+
+    Each template is rated with the cut its row records (a ranked subset gives each template
+    its own cut) and the row's ``tie_break``; rows without them get the subset's calibration.
+    """
     out = {}
     for template in templates:
         case = regions[template].got_case if template in regions else "all"
-        out[template] = rate(exceptions, case, tier, profile, params)
+        mine = recorded.get(template)
+        tie_break = mine.get("tie_break") if mine else None
+        out[template] = rate(exceptions, case, tier, profile, params_for(subset, mine),
+                             None if tie_break is None else float(tie_break))
     return out
 
 

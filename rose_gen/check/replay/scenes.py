@@ -26,7 +26,7 @@ import numpy as np
 from rose_eval import vocab
 from rose_gen.check.replay.fields import ABSENT, SCENE_RULES, Derivation, derive_fields, rule_notes
 from rose_gen.check.replay.inputs import REPLAY_FIELDS, InputRow, ReplayError, need, subset_fields
-from rose_gen.check.replay.rating import params_for, rate_templates, subset_cut, tier_of
+from rose_gen.check.replay.rating import rate_templates, subset_cut, tier_of
 from rose_gen.core.schema import (
     CUE_TEMPLATE,
     RegionSpec,
@@ -187,7 +187,7 @@ def rebuild_scene(items: Sequence[InputRow], cut: float | None = None) -> Replay
     font_size = values.get("font_size", first.row.get("font_size"))
     some_inputs = next(iter(recorded.values()), None)
     ours = rate_templates(released, regions, len(cells), tier_of({**first.row, "difficulty_inputs": some_inputs}, cut),
-                          str(profile), params_for(subset, some_inputs))
+                          str(profile), subset, recorded)
     derived_rule = bool(recorded)  # the rows publish our rule's inputs: derive, do not carry
     scene = SceneSpec(
         subset=subset, source=info.name, scene_index=_scene_index(first, info), scene_id=str(first.row["scene_id"]),

@@ -16,7 +16,7 @@ from rose_gen.release.pipeline import generate_release, plan_release, process_sc
 from rose_gen.render.compose import CUE_TEMPLATE, cell_box, render_scene
 from rose_gen.render.degrade import degrade_image, jitter_draws
 from rose_gen.scene.difficulty import similarity_cut
-from rose_gen.scene.plan import _plan_scene, plan_subset
+from rose_gen.scene.plan import _plan_scene, plan_subset, rank_difficulty
 from rose_gen.scene.presets import (
     ROW_FIELD,
     DegradeParams,
@@ -68,6 +68,8 @@ def test_standard_plans_equal_the_preset_free_code_path(tmp_path) -> None:
         splits = assign_splits(config.seed, plan.subset, plan.n_scenes, plan.n_dev)
         bare = [_plan_scene(plan, config.seed, k, pool, source, splits[k - 1], cut)
                 for k in range(1, plan.n_scenes + 1)]
+        if plan.difficulty.hard_share is not None:  # the ranking pass is the preset-free path's too
+            bare = rank_difficulty(bare, plan.difficulty.hard_share)
         scenes = plan_subset(plan, config.seed, source)
         assert scenes == bare
         assert all(not s.extra and ROW_FIELD not in s.pair.row_fields for s in scenes)
