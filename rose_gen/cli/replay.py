@@ -68,7 +68,7 @@ def _release_info(root: Path, files: Sequence[Path], options: ReplayOptions) -> 
                          "manifest": f"assets_manifest/{MANIFEST}.json",
                          "manifest_sha256": sha256_file(manifest_path(MANIFEST)),
                          "png_compress_level": options.png_compress_level}}
-    from rose_gen.release.pipeline import library_versions
+    from rose_gen.release.provenance import library_versions
 
     return ReleaseInfo(config=config, versions=library_versions(), dataset_name="ROSE v0.1 (replayed)")
 

@@ -1,26 +1,32 @@
 """plan -> render -> rows -> export, with ``workers`` processes.
 
-Planning is pure and cheap and runs in the main process (it needs every scene of a
-subset to keep pairs unique). Rendering and row building run per scene in worker
-processes (``spawn``, so nothing depends on the parent's state); results come back in
-plan order, so the release is byte-identical for any worker count.
+Planning is pure and cheap and runs in the main process, one subset at a time (a subset's
+difficulty labels are ranked over all its scenes). Rendering and row building run per
+scene in worker processes (``spawn``, so nothing depends on the parent's state); results
+come back in plan order, so the release is byte-identical for any worker count.
+
+Memory stays flat however large the release: a planner thread keeps one subset planned
+ahead of the one being dispatched, and at most a small window of scenes is in the workers'
+hands and not yet written (:func:`scene_runner`), so neither scene plans nor rendered
+images pile up in the main process.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
-import itertools
 import multiprocessing
+import queue
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rose_gen.core.schema import SceneRows, SceneSpec, base_image_record, cue_image_record
+from rose_gen.release.provenance import release_info
 from rose_gen.render.compose import CueSettings, RenderSettings, render_scene, scene_cue_color
 from rose_gen.render.degrade import needs_preset_render, render_preset_scene
 from rose_gen.sources import SOURCES, load_sources
@@ -29,11 +35,6 @@ from rose_gen.tasks.templates import build_scene_rows
 if TYPE_CHECKING:  # workers import this module: keep Hydra and pyarrow out of it
     from rose_gen.release.config import GenConfig
     from rose_gen.release.export import ReleaseInfo
-
-# Python packages whose versions can change the bytes of a release.
-RENDER_LIBRARIES: tuple[str, ...] = ("numpy", "pillow", "pyarrow", "fonttools", "cairosvg", "cairocffi",
-                                     "scikit-image", "scipy", "emoji", "pyyaml")
-
 
 @dataclass(frozen=True)
 class SceneResult:
@@ -100,120 +101,46 @@ def _worker_job(scene: SceneSpec) -> SceneResult:
     return process_scene(scene, _worker_settings)
 
 
-SceneRunner = Callable[[Sequence[SceneSpec]], Iterator[SceneResult]]
+SceneRunner = Callable[[Iterable[SceneSpec]], Iterator[SceneResult]]
+
+WINDOW_PER_WORKER = 4  # scenes submitted and not yet read, per worker: enough to keep each one busy
+
+
+def windowed(submit: Callable[[SceneSpec], Callable[[], SceneResult]], scenes: Iterable[SceneSpec],
+             window: int) -> Iterator[SceneResult]:
+    """The results of ``scenes`` in order, with at most ``window`` submitted and not yet read.
+
+    ``submit`` starts one scene and returns how to wait for its result. ``scenes`` is read
+    lazily, only as results are taken, so a long stream is never held whole.
+    """
+    pending: deque[Callable[[], SceneResult]] = deque()
+    for scene in scenes:
+        pending.append(submit(scene))
+        if len(pending) >= window:
+            yield pending.popleft()()
+    while pending:
+        yield pending.popleft()()
 
 
 @contextmanager
 def scene_runner(settings: RenderSettings, *, workers: int, n_scenes: int,
                  plugins: Sequence[str] = ()) -> Iterator[SceneRunner]:
-    """A function turning scenes into their results, in order, by ``workers`` processes (1: in-process).
+    """A function turning a stream of scenes into their results, in order, by ``workers`` processes (1: in-process).
 
     The worker processes start when the context opens, so they spawn and import while the
     caller is still planning; ``n_scenes`` (how many scenes will be submitted in all) caps
-    their number. Batches submitted one after another come back in submission order.
+    their number. At most :data:`WINDOW_PER_WORKER` scenes per worker are in flight and
+    unread (:func:`windowed`), so a slow reader holds back the workers instead of
+    buffering their images.
     """
     if workers <= 1 or n_scenes <= 1:
         yield lambda scenes: (process_scene(scene, settings) for scene in scenes)
         return
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(min(workers, n_scenes), initializer=_init_worker,
-                  initargs=(tuple(plugins), settings, list(sys.path))) as pool:
-        yield lambda scenes: pool.imap(_worker_job, scenes, chunksize=1)
-
-
-def library_versions() -> dict[str, str]:
-    """Versions of the generator and of every library that can change output bytes."""
-    from PIL import features
-
-    versions = {"rose-toolkit": _version("rose-toolkit"), "python": f"{sys.version_info[0]}.{sys.version_info[1]}"}
-    for name in RENDER_LIBRARIES:
-        versions[name] = _version(name)
-    versions["zlib (pillow)"] = str(features.version("zlib"))
-    versions["freetype2 (pillow)"] = str(features.version("freetype2"))
-    versions["cairo"] = cairo_version()
-    return versions
-
-
-def cairo_version() -> str:
-    """Version of the system cairo library (what cairosvg renders with), without importing cairocffi."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("cairo")
-    if name is None:
-        return "not installed"
-    try:
-        lib = ctypes.CDLL(name)
-    except OSError:
-        return "not installed"
-    lib.cairo_version_string.restype = ctypes.c_char_p
-    return lib.cairo_version_string().decode()
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-SourceUse = tuple[str, Mapping[str, Any]]
-
-
-def source_uses(plans: Iterable[Any], used: Iterable[str]) -> list[SourceUse]:
-    """(source name, source_options) of every subset plan whose source a release used."""
-    used = set(used)
-    return [(p.source, p.source_options) for p in plans if p.source in used]
-
-
-def _call_source_hook(name: str, hooks: tuple[str, ...], options: Mapping[str, Any]) -> Any:
-    """Call the first hook the source has; a hook taking an argument gets the subset's source_options."""
-    source = SOURCES.get(name)
-    for attr in hooks:
-        hook: Callable[..., Any] | None = getattr(source, attr, None)
-        if hook is not None:
-            return hook(dict(options)) if inspect.signature(hook).parameters else hook()
-    return None
-
-
-def source_assets(uses: Iterable[SourceUse]) -> dict[str, dict[str, str]]:
-    """Per source, sha256 of every asset file it declares for the options used (``asset_versions()``)."""
-    out: dict[str, dict[str, str]] = {}
-    for name, options in uses:
-        declared = _call_source_hook(name, ("asset_versions",), options) or {}
-        out[name] = dict(sorted({**out.get(name, {}), **declared}.items()))
-    return dict(sorted(out.items()))
-
-
-def normalise_attribution(entry: Mapping[str, Any], source: str) -> dict[str, Any]:
-    """One licence record in the release's shape: family, license, url, notes.
-
-    Sources describe licences in their own words (``family`` or ``package``, ``license``
-    or ``licence``, ``url`` or ``upstream``, ``notes``/``note``/``copyright``).
-    """
-    family = entry.get("family") or entry.get("package") or entry.get("id") or f"assets of source {source}"
-    if entry.get("package_version") and not entry.get("family"):
-        family = f"{family} {entry['package_version']}"
-    notes = [str(entry[k]) for k in ("notes", "note", "copyright") if entry.get(k)]
-    if entry.get("faces"):
-        notes.append("faces: " + ", ".join(map(str, entry["faces"])))
-    return {"family": str(family),
-            "license": str(entry.get("license") or entry.get("licence") or "licence not declared by the source"),
-            "url": str(entry.get("url") or entry.get("upstream") or ""),
-            "notes": " ".join(notes)}
-
-
-def source_attributions(uses: Iterable[SourceUse]) -> list[dict[str, Any]]:
-    """Asset families with licences, merged over sources (``attribution()`` or ``licences()``)."""
-    merged: dict[str, dict[str, Any]] = {}
-    for name, options in uses:
-        entries = _call_source_hook(name, ("attribution", "licences"), options)
-        for entry in entries or [{"family": f"assets of source {name}"}]:
-            record = normalise_attribution(entry, name)
-            slot = merged.setdefault(record["family"], {**record, "sources": []})
-            if name not in slot["sources"]:
-                slot["sources"].append(name)
-    return [merged[k] for k in sorted(merged)]
+    n = min(workers, n_scenes)
+    with ctx.Pool(n, initializer=_init_worker, initargs=(tuple(plugins), settings, list(sys.path))) as pool:
+        yield lambda scenes: windowed(lambda scene: pool.apply_async(_worker_job, (scene,)).get, scenes,
+                                      WINDOW_PER_WORKER * n)
 
 
 @dataclass(frozen=True)
@@ -243,38 +170,104 @@ Progress = Callable[[Iterator[Any], int], Iterator[Any]]  # wraps the result str
 SceneSink = Callable[[int, SceneResult], None]
 
 
+class _Planner:
+    """Plans the subsets in a thread, one subset ahead of the reader, then gathers provenance.
+
+    ``subsets()`` yields each subset's scenes as a deque the reader empties as it dispatches
+    them, so a dispatched plan is freed at once. The thread plans the next subset while
+    the reader dispatches the current one, and plans another only once that one is taken:
+    at most two subsets' plans are alive. An error in the thread is raised in the reader.
+    """
+
+    _DONE = object()
+
+    def __init__(self, config: GenConfig) -> None:
+        self.config = config
+        self.queue: queue.Queue[Any] = queue.Queue()
+        self.taken = threading.Semaphore(1)  # released when the reader takes a subset
+        self.stop = threading.Event()
+        self.info: ReleaseInfo | None = None
+        self.thread = threading.Thread(target=self._run, name="rose-planner", daemon=True)
+
+    def _wait_for_reader(self) -> bool:
+        while not self.stop.is_set():
+            if self.taken.acquire(timeout=0.1):
+                return True
+        return False
+
+    def _run(self) -> None:
+        try:
+            subsets = plan_subsets(self.config)
+            while self._wait_for_reader():
+                scenes = next(subsets, None)
+                if scenes is None:
+                    self.info = release_info(self.config)
+                    self.queue.put(self._DONE)
+                    return
+                self.queue.put(deque(scenes))
+                del scenes
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader, who raises it
+            self.queue.put(exc)
+
+    def subsets(self) -> Iterator[deque[SceneSpec]]:
+        """Each subset's scenes, in config order, the next planned while the current one is dispatched."""
+        self.thread.start()
+        try:
+            while True:
+                item = self.queue.get()
+                if item is self._DONE:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                self.taken.release()
+                yield item
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the thread (after the subset it is planning) and wait for it."""
+        self.stop.set()
+        if self.thread.is_alive():
+            self.thread.join()
+
+
 def render_release(config: GenConfig, sink: SceneSink, *, owns: Callable[[int], bool] | None = None,
                    n_scenes: int | None = None, progress: Progress | None = None) -> ReleaseInfo:
     """Plan every subset, render the scenes ``owns`` (release position -> bool; default all) and hand
     each result with its position to ``sink``, in position order; return the release's provenance.
 
-    The workers start first and render each subset as soon as it is planned; provenance is
-    gathered while they render. It covers every planned scene (not only the owned ones), so
-    every shard of a release records the same provenance. ``n_scenes`` is how many scenes
+    The workers start first; subsets are planned one ahead of rendering in a thread (which
+    then gathers the provenance), and scenes are dispatched and written through a bounded
+    window, so memory does not grow with the release. ``n_scenes`` is how many scenes
     ``owns`` selects (it caps the worker count and sizes the progress bar).
     """
-    from rose_gen.release.export import ReleaseInfo
-
     total = sum(plan.n_scenes for plan in config.plans)  # plan_subset makes exactly n_scenes per plan
     mine = total if n_scenes is None else n_scenes
-    with scene_runner(config.render, workers=config.workers, n_scenes=mine, plugins=config.plugins) as run:
-        batches: list[Iterator[tuple[int, SceneResult]]] = []
-        used: set[str] = set()
+    planner = _Planner(config)
+    positions: deque[int] = deque()
+
+    def owned() -> Iterator[SceneSpec]:
         start = 0
-        for scenes in plan_subsets(config):
-            picked = [(start + k, scene) for k, scene in enumerate(scenes) if owns is None or owns(start + k)]
-            start += len(scenes)
-            batches.append(zip([p for p, _ in picked], run([scene for _, scene in picked]), strict=True))
-            used.update(s.source for s in scenes)
-        uses = source_uses(config.plans, used)
-        info = ReleaseInfo(config=config.recorded, versions=library_versions(), assets=source_assets(uses),
-                           attributions=source_attributions(uses))
-        pairs: Iterator[tuple[int, SceneResult]] = itertools.chain.from_iterable(batches)
-        if progress is not None:
-            pairs = progress(pairs, mine)
-        for position, result in pairs:
-            sink(position, result)
-    return info
+        for scenes in planner.subsets():
+            n = len(scenes)
+            for k in range(start, start + n):
+                scene = scenes.popleft()
+                if owns is None or owns(k):
+                    positions.append(k)
+                    yield scene
+            start += n
+
+    try:
+        with scene_runner(config.render, workers=config.workers, n_scenes=mine, plugins=config.plugins) as run:
+            results: Iterator[SceneResult] = run(owned())
+            if progress is not None:
+                results = progress(results, mine)
+            for result in results:
+                sink(positions.popleft(), result)
+    finally:
+        planner.close()
+    assert planner.info is not None, "the planner thread ended without provenance"
+    return planner.info
 
 
 def generate_release(config: GenConfig, *, progress: Progress | None = None) -> GenerationResult:

@@ -53,7 +53,7 @@ class VisualSource(Protocol):
       their licences, for the release's ``LICENSES.md``. Each record may use
       ``family`` or ``package`` (+ ``package_version``) or ``id``; ``license`` or
       ``licence``; ``url`` or ``upstream``; ``notes``, ``note``, ``copyright`` and
-      ``faces`` (see ``rose_gen.release.pipeline.normalise_attribution``). Records are merged
+      ``faces`` (see ``rose_gen.release.provenance.normalise_attribution``). Records are merged
       across sources by family.
     - ``licences() -> list[dict]``: the same records under another name; read only when
       ``attribution`` is absent. A source with neither is listed as

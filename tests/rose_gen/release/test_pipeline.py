@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from rose_gen.core.schema import SceneSpec
 from rose_gen.release.config import load_config
 from rose_gen.release.folder import release_files
 from rose_gen.release.pipeline import (
@@ -16,8 +18,10 @@ from rose_gen.release.pipeline import (
     plan_release,
     plan_subsets,
     process_scene,
+    render_release,
     scene_rows,
     scene_runner,
+    windowed,
 )
 from rose_gen.render.compose import CUE_TEMPLATE, cell_box
 from rose_gen.scene.plan import plan_scene
@@ -41,16 +45,34 @@ def test_workers_1_and_2_give_byte_identical_releases(tmp_path) -> None:
     assert len(_tree(one)) > 30
 
 
-def test_scene_runner_returns_batches_in_submission_order(tmp_path) -> None:
+def test_scene_runner_returns_a_stream_in_order(tmp_path) -> None:
     config = _config(tmp_path / "r")
-    batches = [scenes[:3] for scenes in plan_subsets(config)][:2]
-    expected = [process_scene(s, config.render) for batch in batches for s in batch]
+    scenes = [s for batch in plan_subsets(config) for s in batch[:3]][:6]
+    expected = [process_scene(s, config.render) for s in scenes]
     with scene_runner(config.render, workers=2, n_scenes=6, plugins=config.plugins) as run:
-        pending = [run(batch) for batch in batches]  # both submitted before either is read
-        got = [result for results in pending for result in results]
-    assert [r.scene_id for r in got] == [s.scene_id for batch in batches for s in batch]
+        got = list(run(iter(scenes)))
+    assert [r.scene_id for r in got] == [s.scene_id for s in scenes]
     assert got == expected
-    assert len({s.subset for batch in batches for s in batch}) == 2
+    assert len({s.subset for s in scenes}) == 2
+
+
+def test_windowed_reads_the_stream_only_as_results_are_taken() -> None:
+    read: list[int] = []
+    submitted: list[int] = []
+
+    def stream():
+        for k in range(20):
+            read.append(k)
+            yield k
+
+    def submit(k):
+        submitted.append(k)
+        return lambda: k * 10
+
+    results = windowed(submit, stream(), 3)
+    assert next(results) == 0 and read == submitted == [0, 1, 2]  # the window, no more
+    assert next(results) == 10 and read == [0, 1, 2, 3]
+    assert list(results) == [k * 10 for k in range(2, 20)]
 
 
 def test_same_seed_same_bytes_other_seed_other_scenes(tmp_path) -> None:
@@ -91,3 +113,28 @@ def test_cue_image_differs_from_base_exactly_on_the_t4_rectangle(tmp_path, cue_t
         t4 = next(r for r in result.rows.main if r["task_template"] == CUE_TEMPLATE)
         assert t4["image"] == cue_path and t4["cue_type"] == cue_type == t4["image_cue_type"]
         assert t4["image_region_params"] == t4["region_params"]
+
+
+def _live_scene_specs() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, SceneSpec))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_release_holds_at_most_two_subsets_of_scene_plans(tmp_path, workers: int) -> None:
+    scenes = 12
+    config = load_config([f"output_dir={tmp_path / 'x'}", "progress=false", f"workers={workers}",
+                          *latin_overrides(scenes=scenes, dev=3)])
+    total = sum(p.n_scenes for p in config.plans)
+    assert len(config.plans) == 5 and total == 5 * scenes
+    before = _live_scene_specs()
+    live: list[int] = []
+
+    def sink(position: int, result) -> None:
+        live.append(_live_scene_specs() - before)
+
+    render_release(config, sink)
+    assert len(live) == total
+    # the subset being dispatched and the next one; the old pipeline planned all 60 first
+    assert max(live) <= 2 * scenes
+    assert live[-1] <= scenes
