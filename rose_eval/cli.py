@@ -91,9 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="output folder, replaced as a whole (other files in it are kept)")
     parser.add_argument("--allow_partial", action="store_true",
                         help="score only the items that have predictions")
-    parser.add_argument("--model", type=str, default="", help="model-name override")
+    parser.add_argument("--model", type=str, default="", help="name recorded for the model (default: the one in the predictions)")
     parser.add_argument("--display_name", type=str, default="",
-                        help="display name used in the LaTeX rows")
+                        help="how the model is named in the LaTeX table rows")
     parser.add_argument("--digits", type=int_in(0, 50), default=1,
                         help="decimals in the LaTeX rows (0-50)")
     parser.add_argument("--near_miss_l1", type=int_in(0), default=1,

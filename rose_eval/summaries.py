@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
 from itertools import compress
@@ -30,13 +31,13 @@ Row = Mapping[str, Any]
 Field = str | Callable[[Row], Any] | None
 
 
-def _as_float(value: Any) -> float | None:
+def _number(value: Any) -> float | None:
+    """``value`` read as a float; None for a blank and for anything ``float()`` refuses."""
     if value is None or value == "":
         return None
-    try:
+    with suppress(TypeError, ValueError, OverflowError):
         return float(value)
-    except Exception:  # noqa: BLE001 - any refusal means "not a number" here
-        return None
+    return None
 
 
 def equals(value: Any) -> Callable[[Any], bool]:
@@ -58,7 +59,7 @@ def mean(values: Iterable[Any]) -> float | None:
     try:
         floats = list(map(float, kept))
     except Exception:  # noqa: BLE001 - a blank, a word or a huge int: take the careful path
-        floats = [f for f in map(_as_float, kept) if f is not None]
+        floats = [f for f in map(_number, kept) if f is not None]
     return sum(floats) / len(floats) if floats else None
 
 

@@ -24,6 +24,7 @@ cases with fallback labels folded into the case actually obtained.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 from rose_eval.analyses._rows import (
@@ -89,13 +90,12 @@ class _Index:
 
 
 def equal_subset_macro(per_subset: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """Every entry's mean over the subsets that have it; ``n`` summed; keys sorted."""
-    keys = sorted({key for summary in per_subset.values() for key in summary} - {"n"})
-    return {
-        "n": sum(int(summary.get("n") or 0) for summary in per_subset.values()),
-        "num_subsets": len(per_subset),
-        **{key: mean(summary.get(key) for summary in per_subset.values()) for key in keys},
-    }
+    """Each metric averaged with every subset weighing the same; ``n`` is the total; keys sorted."""
+    summaries = list(per_subset.values())
+    metrics = sorted(set(chain.from_iterable(summaries)).difference({"n"}))
+    macro: dict[str, Any] = {"n": sum(int(s.get("n") or 0) for s in summaries), "num_subsets": len(summaries)}
+    macro.update((metric, mean(s.get(metric) for s in summaries)) for metric in metrics)
+    return macro
 
 
 def _report(rows: Sequence[Row], table: Table, populations: Mapping[str, Population],
@@ -255,6 +255,26 @@ MATCHED_PAPER = (
 )
 
 
+def _flag(value: Any) -> int:
+    return int(value or 0)
+
+
+# The source T3 outcome a T2B record carries: its field -> (the T3 field, how it is read).
+_SOURCE_CLICK: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
+    ("base_lclk_item_id", "item_id", lambda v: v),
+    ("base_lclk_pass", "pass", _flag),
+    ("base_lclk_soft", "unified_soft", lambda v: v),
+    ("base_lclk_format_valid", "format_valid", _flag),
+    ("base_lclk_click_f1_strict", "click_f1_strict", lambda v: v),
+)
+
+
+def _source_click_fields(base: Row, clean_card: bool) -> dict[str, Any]:
+    fields = {name: read(base.get(source)) for name, source, read in _SOURCE_CLICK}
+    fields["base_lclk_cardinality_exact"] = int(clean_card)
+    return fields
+
+
 def matched_local_rows(items: Sequence[Row], meta: Mapping[str, Row]
                        ) -> tuple[list[dict[str, Any]], int]:
     """Every T2B record with its source T3 outcome; and how many disagree on the target count."""
@@ -272,19 +292,10 @@ def matched_local_rows(items: Sequence[Row], meta: Mapping[str, Row]
         clean_card = clean_action(base) and int(base.get("pred_click_count_unique") or 0) == targets
         mismatches += int(int(row.get("gt_count") or 0) != targets)
         counted = row.get("pred_count")
-        out.append({
-            **row,
-            "base_lclk_matched": 1,
-            "base_lclk_item_id": base.get("item_id"),
-            "base_lclk_pass": int(base.get("pass") or 0),
-            "base_lclk_soft": base.get("unified_soft"),
-            "base_lclk_format_valid": int(base.get("format_valid") or 0),
-            "base_lclk_cardinality_exact": int(clean_card),
-            "base_lclk_click_f1_strict": base.get("click_f1_strict"),
-            "cross_task_cardinality_consistent": (
-                int(int(counted) == int(base.get("pred_click_count_unique") or 0))
-                if counted is not None and clean_action(base) else None),
-        })
+        out.append({**row, "base_lclk_matched": 1, **_source_click_fields(base, clean_card),
+                    "cross_task_cardinality_consistent": (
+                        int(int(counted) == int(base.get("pred_click_count_unique") or 0))
+                        if counted is not None and clean_action(base) else None)})
     return out, mismatches
 
 
