@@ -34,6 +34,37 @@ one array -> Pillow copy per scene), before -> after, each pair run back to back
     peak RSS, main:             1x   391 -> 335 MB    4x   654 ->   505 MB
     (4x: 6,048 scenes, 1,012 MB release; the main's growth is the scene plans, ~13 KB each)
 
+Issue 15, flat main-process memory (a planner thread one subset ahead of dispatch; at most
+4 scenes per worker submitted and unread), before -> after, v0_1, workers=2, 2-core VM
+shared with other jobs (2026-11-30; the "after" 1x ran beside this branch's own test run,
+so its wall and CPU are not comparable; memory is):
+
+    1x before (load 3.4-6.6): wall 194 s, CPU 104 s, floor 119 s -> 1.63;
+                              main 635 MB, largest worker 513 MB, main + workers 1,232 MB
+    1x after  (load 6.7-7.4): wall 353 s, CPU 144 s, floor 111 s -> 3.17;
+                              main 562 MB, largest worker 451 MB, main + workers 1,145 MB
+    4x before (load 8.7-9.4): wall 1,116 s, CPU 527 s, floor 520 s -> 2.14;
+                              main 1,023 MB, largest worker 862 MB, main + workers 1,602 MB
+    4x after  (load 5.6-6.0): --no-floor, wall 760 s, CPU 520 s;
+                              main 670 MB, largest worker 469 MB, main + workers 1,600 MB
+    main RSS (sampled every 5 s): 4x before 870-882 MB at two samples late in rendering;
+    4x after flat within each subset but stepping up as later sources start (glyph ~370 MB,
+    emoji ~440 MB, pixel ~590 MB), then 670 MB in the last ~20 s (end of rendering or the Parquet commit). Goal (4x within
+    10 % of 1x) not met: 670 vs 562 MB (+19 %; before +61 %); the steps are not explained yet.
+
+Root cause: not the scene plans (tracemalloc: ~5 KB a SceneSpec, 7.5 MB for all of 1x),
+but rendered results. The old pipeline planned every subset before reading a result while
+``Pool.imap`` kept rendering, and imap's result cache is unbounded: every scene rendered
+while the main process planned (or was starved of CPU by other jobs) waited in memory
+with its PNG bytes, so the main's peak grew with the release and with the load.
+
+Floor: planning now costs a large share of the CPU. cProfile of ``plan_subsets`` at 1x
+(shared VM, profiled): 46 s CPU, 81 % of it in ``redraw.drawn_visibility`` (the emoji
+tiles drawn by cairosvg and fitted, 47 %; the visibility measure, 20 %), and the workers
+draw the same tiles again. In-process rendering (200 scenes): PNG encode 52 % of
+``process_scene``, emoji tiles 23 %. Next step: check visibility where the scene is
+rendered (in the workers) or hand the checked tiles to the renderer.
+
 Under that load wall times are 7-8x the idle ones; the ratios and RSS are the figures to
 compare, and the idle re-run is the lead's.
 
