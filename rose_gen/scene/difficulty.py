@@ -143,12 +143,16 @@ def rate(
     score = difficulty_score(inputs, params)
     inputs["score"] = score
     inputs["hard_from"] = params.hard_from
-    if tie_break is None:
-        return ("hard" if score >= params.hard_from else "medium"), inputs
-    inputs["tie_break"] = tie_break
-    inputs["hard_tie_from"] = params.hard_tie_from
-    hard = (score, tie_break) >= (params.hard_from, params.hard_tie_from)
-    return ("hard" if hard else "medium"), inputs
+    if tie_break is not None:
+        inputs["tie_break"] = tie_break
+        inputs["hard_tie_from"] = params.hard_tie_from
+    return _label(score, tie_break, params.hard_from, params.hard_tie_from), inputs
+
+
+def _label(score: int, tie_break: float | None, hard_from: int, hard_tie_from: float) -> str:
+    """The rule's verdict: hard when (score, tie_break) reaches the cut (without a tie-break, the score alone)."""
+    hard = score >= hard_from if tie_break is None else (score, tie_break) >= (hard_from, hard_tie_from)
+    return "hard" if hard else "medium"
 
 
 def share_cut(ranks: Sequence[tuple[int, float]], share: float) -> tuple[int, float]:
@@ -168,5 +172,4 @@ def share_cut(ranks: Sequence[tuple[int, float]], share: float) -> tuple[int, fl
 def apply_cut(recorded: Mapping[str, Any], cut: tuple[int, float]) -> tuple[str, dict[str, Any]]:
     """A task's label and recorded inputs under a :func:`share_cut` (inputs from :func:`rate`)."""
     inputs = {**recorded, "hard_from": int(cut[0]), "hard_tie_from": float(cut[1])}
-    hard = (int(recorded["score"]), float(recorded["tie_break"])) >= cut
-    return ("hard" if hard else "medium"), inputs
+    return _label(int(recorded["score"]), float(recorded["tie_break"]), *cut), inputs
