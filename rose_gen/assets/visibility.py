@@ -102,9 +102,18 @@ def lab(pixels: np.ndarray) -> np.ndarray:
     Converted once per distinct colour (tiles hold few), the same values as converting every pixel.
     """
     arr = np.asarray(pixels, dtype=np.uint8)
+    table, index = _lab_table(arr)
+    return table[index].reshape(arr.shape[:-1] + (3,))
+
+
+def _lab_table(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(CIELAB of each distinct colour of uint8 ``arr``, (K, 3); each pixel's row in it, flat)."""
     colours, index = np.unique(packed(arr).ravel(), return_inverse=True)
-    table = rgb2lab(unpacked(colours)[None])[0]
-    return table[index.ravel()].reshape(arr.shape[:-1] + (3,))
+    return rgb2lab(unpacked(colours)[None])[0], index.ravel()
+
+
+def _is_rgb8(tile: object) -> bool:
+    return isinstance(tile, np.ndarray) and tile.dtype == np.uint8 and tile.ndim >= 1 and tile.shape[-1] == 3
 
 
 def border_colour(cell: np.ndarray) -> np.ndarray:
@@ -122,6 +131,9 @@ def luminance(tile: Image.Image | np.ndarray) -> np.ndarray:
 
 def chroma(tile: Image.Image | np.ndarray) -> np.ndarray:
     """CIELAB (a*, b*) of an RGB(A) image or array, ``(h, w, 2)`` (alpha composited on white)."""
+    if _is_rgb8(tile):  # uint8 RGB: whole sRGB values already
+        table, index = _lab_table(tile)
+        return table[:, 1:][index].reshape(tile.shape[:-1] + (2,))
     rgb = _rgb_on_white(tile)
     if np.array_equal(rgb, np.rint(rgb)):  # whole sRGB values: convert each distinct colour once
         return lab(np.clip(rgb, 0, 255).astype(np.uint8))[..., 1:]
@@ -146,7 +158,12 @@ def look(tile: Image.Image | np.ndarray, sigma: float = 1.0, chroma_sigma: float
     rgb = _rgb_on_white(tile)
     lum = gaussian_filter((rgb @ _LUMA) / 255.0, sigma)
     cs = CHROMA_SIGMA_FACTOR * sigma if chroma_sigma is None else chroma_sigma
-    ab = gaussian_filter(chroma(rgb), (cs, cs, 0))
+    if _is_rgb8(tile) and tile.ndim == 3:  # a* and b* blurred as two contiguous planes: the same numbers, faster
+        table, index = _lab_table(tile)
+        planes = np.ascontiguousarray(table[:, 1:].T)[:, index].reshape((2,) + tile.shape[:2])
+        ab = np.stack([gaussian_filter(plane, cs) for plane in planes], axis=-1)
+    else:
+        ab = gaussian_filter(chroma(rgb), (cs, cs, 0))
     return CellLook(luminance=lum, chroma=ab)
 
 
