@@ -185,3 +185,14 @@ def test_look_of_a_uint8_tile_equals_converting_and_blurring_every_pixel(index):
     assert np.array_equal(seen.chroma, gaussian_filter(every[..., 1:], (2.0, 2.0, 0)))
     assert np.array_equal(seen.luminance, gaussian_filter(rgb @ np.array([0.299, 0.587, 0.114]) / 255.0, 1.0))
     assert np.array_equal(chroma(rgb), every[..., 1:])  # the float path agrees with the uint8 one
+
+
+def test_distinct_equals_numpy_unique():
+    from rose_gen.assets.visibility import distinct
+
+    rng = np.random.default_rng(8)
+    for n, high in ((0, 5), (1, 5), (500, 3), (5000, 2**24), (20000, 40)):
+        values = rng.integers(0, high, n).astype(np.uint32)
+        got = distinct(values)
+        assert got.dtype == values.dtype and np.array_equal(got, np.unique(values))
+    assert np.array_equal(distinct(np.array([[3, 1], [1, 2]])), [1, 2, 3])
