@@ -78,6 +78,7 @@ class ShardWriter(AtomicFolder):
         self.digest = hashlib.sha256()
         self.scenes = 0
         self.last = -1
+        self.pending: dict[int, dict[str, str]] = {}  # position -> its images' sha256, until its rows come
 
     def __enter__(self) -> ShardWriter:
         super().__enter__()
@@ -90,23 +91,37 @@ class ShardWriter(AtomicFolder):
 
     def add_scene(self, position: int, rows: SceneRows, images: Mapping[str, bytes]) -> None:
         """Store the scene at release ``position`` (positions must rise and belong to this shard)."""
+        self.add_images(position, images)
+        self.add_rows(position, rows)
+
+    def add_images(self, position: int, images: Mapping[str, bytes]) -> None:
+        """Store the images of the scene at release ``position``; its rows follow with :meth:`add_rows`."""
         if not self.spec.owns(position) or position <= self.last:
             raise ReleaseError(f"scene position {position} does not belong to shard {self.spec.index} of "
                                f"{self.spec.count} here (after {self.last})")
-        hashes = {}
         for rel, data in images.items():
             self.write_file(rel, data)
-            hashes[rel] = self.files[rel]
-        record = {"position": position, "images": hashes, "main": rows.main, "bridges": rows.bridges}
+        self.pending[position] = {rel: self.files[rel] for rel in images}
+        self.last = position
+
+    def add_rows(self, position: int, rows: SceneRows) -> None:
+        """Write the scene record of ``position``, whose images were stored last among the pending ones."""
+        if not self.pending or next(iter(self.pending)) != position:
+            raise ReleaseError(f"rows of scene position {position} arrive before its images or out of order "
+                               f"in shard {self.spec.index} of {self.spec.count}")
+        record = {"position": position, "images": self.pending.pop(position), "main": rows.main,
+                  "bridges": rows.bridges}
         data = (json_line(record) + "\n").encode("utf-8")
         self.digest.update(data)
         self.fh.write(data)
         self.scenes += 1
-        self.last = position
 
     def commit(self, info: ReleaseInfo, release_scenes: int) -> tuple[Path, bool]:
         """Write the shard summary and move the folder into place."""
         self.close()
+        if self.pending:
+            raise ReleaseError(f"shard {self.spec.index} of {self.spec.count}: scene positions "
+                               f"{sorted(self.pending)[:3]} have images but no rows")
         self.files[SCENES_FILE] = self.digest.hexdigest()
         want = self.spec.size(release_scenes)
         if self.scenes != want:
