@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rose_gen.core.schema import SceneRows, SceneSpec, base_image_record, cue_image_record
 from rose_gen.release.provenance import release_info
+from rose_gen.release.ranked_rows import RankedRows, hard_shares, rows_of
 from rose_gen.render.compose import RGB, CueSettings, RenderSettings, render_scene, scene_cue_color
 from rose_gen.render.degrade import needs_preset_render, render_preset_scene
 from rose_gen.scene.redraw import DrawnCheck
@@ -78,11 +79,6 @@ def render_images(scene: SceneSpec, settings: RenderSettings,
     return {base.path: rendered.base_png, cue.path: rendered.cue_png}, rendered.cue_color
 
 
-def rows_of(scene: SceneSpec, cue_color: RGB | None) -> SceneRows:
-    """The rows of a rendered scene whose cue was drawn in ``cue_color``."""
-    return build_scene_rows(scene, base_image_record(scene), cue_image_record(scene, cue_color))
-
-
 def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
     """Render one planned scene alone and build its rows (``rose-verify``; tests)."""
     images, color = render_images(scene, settings)
@@ -106,18 +102,16 @@ def import_plugins(modules: Sequence[str]) -> None:
 
 @dataclass(frozen=True)
 class SceneJob:
-    """Scene ``k`` of ``config.plans[subset]``: drawn, and rendered when ``render`` is set (a shard
-    draws other shards' scenes of a ranked subset without rendering them)."""
+    """Scene ``k`` of ``config.plans[subset]``, to draw and render."""
 
     subset: int
     k: int
-    render: bool = True
 
 
 @dataclass(frozen=True)
 class DrawnResult:
     """What a worker returns for a :class:`SceneJob`: the scene as drawn (difficulty not yet
-    ranked), its images by release path (empty when not rendered) and its cue colour."""
+    ranked), its images by release path and the colour its cue was drawn in."""
 
     scene: SceneSpec
     images: dict[str, bytes]
@@ -150,8 +144,6 @@ class SceneDrawer:
 
     def __call__(self, job: SceneJob) -> DrawnResult:
         drawn = self.subset_draws(job.subset).draw(job.k)
-        if not job.render:
-            return DrawnResult(drawn.scene, {})
         images, color = render_images(drawn.scene, self.settings, drawn.check)
         return DrawnResult(drawn.scene, images, color)
 
@@ -249,77 +241,39 @@ Progress = Callable[[Iterator[Any], int], Iterator[Any]]  # wraps the result str
 
 @dataclass(frozen=True)
 class SceneSink:
-    """Where a release's scenes go, by release position, in position order: ``images`` as each
-    scene is rendered, ``rows`` once its difficulty labels are known (after its images)."""
+    """Where a run's scenes go, by release position, in position order: their ``images`` and the
+    ``scene`` as drawn (difficulty not yet ranked: :class:`rose_gen.release.ranked_rows.RankedRows`)
+    with its cue colour."""
 
     images: Callable[[int, Mapping[str, bytes]], None]
-    rows: Callable[[int, SceneRows], None]
+    scene: Callable[[int, SceneSpec, RGB | None], None]
 
 
 def release_jobs(plans: Sequence[SubsetPlan], owns: Callable[[int], bool] | None = None) -> Iterator[tuple[int, SceneJob]]:
-    """(release position, job) for every scene to draw: the scenes ``owns`` selects (rendered), and,
-    in subsets whose labels are ranked, every other scene too (drawn only, for the ranking)."""
+    """(release position, job) for every scene ``owns`` selects (default: all), in release order."""
     start = 0
     for index, plan in enumerate(plans):
-        ranked = plan.difficulty.hard_share is not None
         for k in range(1, plan.n_scenes + 1):
-            mine = owns is None or owns(start + k - 1)
-            if mine or ranked:
-                yield start + k - 1, SceneJob(index, k, mine)
+            if owns is None or owns(start + k - 1):
+                yield start + k - 1, SceneJob(index, k)
         start += plan.n_scenes
-
-
-class _SubsetRows:
-    """A subset's drawn scenes until its rows can be built: at once without ranking, else when the
-    subset's last scene is back (:func:`rose_gen.scene.plan.rank_difficulty`)."""
-
-    def __init__(self, plans: Sequence[SubsetPlan], rows: Callable[[int, SceneRows], None]) -> None:
-        self.plans, self.rows = plans, rows
-        self.subset: int | None = None
-        self.held: list[tuple[int, SceneJob, SceneSpec, RGB | None]] = []  # position, job, scene, cue colour
-
-    def add(self, position: int, job: SceneJob, result: DrawnResult) -> None:
-        if job.subset != self.subset:
-            self.flush()
-            self.subset = job.subset
-        self.held.append((position, job, result.scene, result.cue_color))
-        if self.plans[job.subset].difficulty.hard_share is None:
-            self.flush()
-
-    def flush(self) -> None:
-        """Build and hand on the rows of every held rendered scene (ranked over the held scenes)."""
-        from rose_gen.scene.plan import rank_difficulty
-
-        if not self.held:
-            return
-        share = self.plans[self.held[0][1].subset].difficulty.hard_share
-        scenes = [scene for _, _, scene, _ in self.held]
-        held = [(position, job, color) for position, job, _, color in self.held]
-        self.held = []
-        if share is not None:
-            scenes = rank_difficulty(scenes, share)  # the unranked specs are freed here
-        for i, (position, job, color) in enumerate(held):
-            scene, scenes[i] = scenes[i], None  # each spec freed once its rows are out
-            if job.render:
-                self.rows(position, rows_of(scene, color))
 
 
 def render_release(config: GenConfig, sink: SceneSink, *, owns: Callable[[int], bool] | None = None,
                    progress: Progress | None = None) -> ReleaseInfo:
-    """Draw and render the scenes ``owns`` selects (release position -> bool; default all), hand their
-    images and rows to ``sink`` in position order, and return the release's provenance.
+    """Draw and render the scenes ``owns`` selects (release position -> bool; default all), hand each
+    one's images and drawn spec to ``sink`` in position order, and return the release's provenance.
 
     The provenance is gathered in a thread while the workers draw and render.
     """
     import_plugins(config.plugins)  # the provenance names every subset's source
     plans = tuple(config.plans)
     n_jobs = sum(1 for _ in release_jobs(plans, owns))
-    jobs: deque[tuple[int, SceneJob]] = deque()
-    subset_rows = _SubsetRows(plans, sink.rows)
+    positions: deque[int] = deque()
 
     def queued() -> Iterator[SceneJob]:
         for position, job in release_jobs(plans, owns):
-            jobs.append((position, job))
+            positions.append(position)
             yield job
 
     with ThreadPoolExecutor(1, thread_name_prefix="rose-provenance") as background:
@@ -329,11 +283,9 @@ def render_release(config: GenConfig, sink: SceneSink, *, owns: Callable[[int], 
             if progress is not None:
                 results = progress(results, n_jobs)
             for result in results:
-                position, job = jobs.popleft()
-                if job.render:
-                    sink.images(position, result.images)
-                subset_rows.add(position, job, result)
-        subset_rows.flush()
+                position = positions.popleft()
+                sink.images(position, result.images)
+                sink.scene(position, result.scene, result.cue_color)
         return info.result()
 
 
@@ -351,8 +303,10 @@ def generate_release(config: GenConfig, *, progress: Progress | None = None) -> 
         raise ValueError("config.output_dir is not set")
     check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)
     with ReleaseWriter(config.output_dir, config.export, overwrite=config.overwrite) as writer:
-        sink = SceneSink(images=lambda _, images: writer.add_images(images), rows=lambda _, rows: writer.add_rows(rows))
-        info = render_release(config, sink, progress=progress)
+        ranked = RankedRows(hard_shares(config.plans), lambda _, rows: writer.add_rows(rows))
+        info = render_release(config, SceneSink(images=lambda _, images: writer.add_images(images), scene=ranked.add),
+                              progress=progress)
+        ranked.close()
         path, written = writer.commit(info)
     return GenerationResult(path=path, written=written, scenes=sum(p.n_scenes for p in config.plans))
 
@@ -371,7 +325,7 @@ def generate_shard(config: GenConfig, *, progress: Progress | None = None) -> Ge
         return GenerationResult(path=spec.folder.absolute(), written=False, scenes=spec.size(total))
     check_shard_target(spec, overwrite=config.overwrite)
     with ShardWriter(spec, overwrite=config.overwrite) as writer:
-        info = render_release(config, SceneSink(images=writer.add_images, rows=writer.add_rows), owns=spec.owns,
+        info = render_release(config, SceneSink(images=writer.add_images, scene=writer.add_scene), owns=spec.owns,
                               progress=progress)
         path, written = writer.commit(info, total)
     return GenerationResult(path=path, written=written, scenes=spec.size(total))

@@ -25,6 +25,7 @@ from rose_gen.release.pipeline import (
     scene_runner,
     windowed,
 )
+from rose_gen.release.ranked_rows import RankedRows, hard_shares
 from rose_gen.render.compose import CUE_TEMPLATE, cell_box
 from rose_gen.scene.plan import plan_scene
 from rose_gen.sources import SOURCES
@@ -50,19 +51,18 @@ def test_workers_1_and_2_give_byte_identical_releases(tmp_path) -> None:
 def test_workers_draw_and_render_scenes_in_order_as_planned_alone(tmp_path) -> None:
     config = _config(tmp_path / "r", "workers=2")
     planned = {(s.subset, s.scene_index): s for s in plan_release(config)}
-    jobs = [SceneJob(subset, k) for subset in (0, 1) for k in (1, 2, 3)] + [SceneJob(2, 3, render=False)]
+    jobs = [SceneJob(subset, k) for subset in (0, 1) for k in (1, 2, 3)] + [SceneJob(2, 3)]
     with scene_runner(config, n_jobs=len(jobs)) as run:
         got = list(run(iter(jobs)))
     assert [(r.scene.subset, r.scene.scene_index) for r in got] == [
         (config.plans[j.subset].subset, j.k) for j in jobs]
-    for result in got[:-1]:
+    for result in got:
         alone = planned[(result.scene.subset, result.scene.scene_index)]
         # the same draw as planning alone (labels are ranked later, in the main process) ...
         assert result.scene.pair == alone.pair and result.scene.target_cells == alone.target_cells
         assert result.scene.difficulty_inputs.keys() == alone.difficulty_inputs.keys()
         # ... and the same pixels as rendering the planned scene alone
         assert result.images == process_scene(alone, config.render).images
-    assert got[-1].images == {} and got[-1].cue_color is None  # drawn for the ranking only
 
 
 def test_a_release_draws_each_tile_once(tmp_path, monkeypatch) -> None:
@@ -162,20 +162,20 @@ def test_release_holds_at_most_one_subset_of_scene_plans(tmp_path, workers: int)
     def rows(position: int, _) -> None:
         live.append(_live_scene_specs() - before)
 
-    render_release(config, SceneSink(images=lambda position, _: images.append(position), rows=rows))
-    assert len(live) == total and images == sorted(images) and len(images) == total
+    ranked = RankedRows(hard_shares(config.plans), rows)
+    render_release(config, SceneSink(images=lambda position, _: images.append(position), scene=ranked.add))
+    ranked.close()
+    assert len(live) == total and images == list(range(total))
     # the subset whose rows wait for its ranking, plus the few scenes in flight; the first
     # pipeline planned all 60 before rendering
     assert max(live) <= scenes + 4 * workers + 2
 
 
-def test_shard_jobs_draw_other_scenes_only_where_labels_are_ranked(tmp_path) -> None:
-    config = _config(tmp_path / "x", "difficulty.hard_share.pixel_edit=null")
-    owns = {p for p in range(sum(p.n_scenes for p in config.plans)) if p % 3 == 1}
+def test_shard_jobs_are_the_shards_scenes_only(tmp_path) -> None:
+    config = _config(tmp_path / "x")
+    total = sum(p.n_scenes for p in config.plans)
+    owns = {p for p in range(total) if p % 3 == 1}
     jobs = list(release_jobs(config.plans, owns.__contains__))
-    assert {pos for pos, job in jobs if job.render} == owns
-    for pos, job in jobs:
-        ranked = config.plans[job.subset].difficulty.hard_share is not None
-        assert job.render or ranked  # an unranked subset draws only the shard's own scenes
-    unranked = [i for i, p in enumerate(config.plans) if p.difficulty.hard_share is None]
-    assert unranked and all(job.render for _, job in jobs if job.subset in unranked)
+    assert [pos for pos, _ in jobs] == sorted(owns)
+    starts = np.cumsum([0] + [p.n_scenes for p in config.plans])
+    assert all(starts[job.subset] + job.k - 1 == pos for pos, job in jobs)
