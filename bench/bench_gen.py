@@ -305,6 +305,8 @@ def main() -> None:
         "png_floor_s": round(floor, 2),
         "wall_over_floor": round(wall / floor, 2),
         "cpu_s": round(gen_cpu, 1),
+        "cpu_main_s": round(cpu1[0] - cpu0[0], 1),
+        "cpu_workers_s": round(cpu1[1] - cpu0[1], 1),
         "png_floor_cpu_s": round(cpu2[1] - cpu1[1] if args.workers > 1 else cpu2[0] - cpu1[0], 1),
         "png_floor_wall_incl_decode_s": round(floor_wall, 1),
         "release_mb": round(size / 2**20, 1),

@@ -156,9 +156,13 @@ class ReleaseWriter(AtomicFolder):
 
     def add_scene(self, rows: SceneRows, images: Mapping[str, bytes]) -> None:
         """Store one scene: its images by release path and its main and bridge rows."""
+        self.add_images(images)
+        self.add_rows(rows)
+
+    def add_images(self, images: Mapping[str, bytes]) -> None:
+        """Store one scene's images by release path (its rows follow with :meth:`add_rows`)."""
         for rel, data in images.items():
             self.write_file(rel, data)
-        self.add_rows(rows)
 
     def add_rows(self, rows: SceneRows) -> None:
         """Append one scene's main and bridge rows (its images must be stored already)."""

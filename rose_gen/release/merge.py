@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rose_gen.core.schema import SceneRows
+from rose_gen.core.schema import SceneSpec
 from rose_gen.release.export import ReleaseInfo, ReleaseWriter
 from rose_gen.release.folder import ReleaseError, check_target, sha256_path
+from rose_gen.release.ranked_rows import RankedRows, hard_shares
 from rose_gen.release.shards import (
     SCENES_FILE,
     SHARD_FORMAT,
@@ -140,7 +141,7 @@ def merge_shards(folders: Sequence[Path], output_dir: Path, *, overwrite: bool =
     summary = shards[0].summary
     total = int(summary["shard"]["release_scenes"])
     try:
-        export = config_from_recorded(summary["config"]).export
+        recorded = config_from_recorded(summary["config"])
     except ConfigError as exc:
         raise ReleaseError(f"{shards[0].folder}: {exc}") from None
     info = ReleaseInfo(config=summary["config"], versions=summary["versions"], assets=summary["assets"],
@@ -148,7 +149,9 @@ def merge_shards(folders: Sequence[Path], output_dir: Path, *, overwrite: bool =
     check_target(output_dir, overwrite=overwrite, config=info.config)
     by_index = {s.index: s for s in shards}
     expected = 0
+    export, shares = recorded.export, hard_shares(recorded.plans)
     with ReleaseWriter(output_dir, export, overwrite=overwrite) as writer:
+        ranked = RankedRows(shares, lambda _, rows: writer.add_rows(rows))
         for position, index, record in heapq.merge(*(_records(s) for s in shards), key=lambda t: t[0]):
             shard = by_index[index]
             if position % shard.count != index or position < expected:
@@ -160,11 +163,13 @@ def merge_shards(folders: Sequence[Path], output_dir: Path, *, overwrite: bool =
                                    f"incomplete: regenerate shard {owner.index}")
             for rel, sha in record["images"].items():
                 writer.link_file(rel, shard.folder / rel, sha, str(shard.folder))
-            writer.add_rows(SceneRows(main=record["main"], bridges=record["bridges"]))
+            color = record["cue_color"]
+            ranked.add(position, SceneSpec.from_json(record["scene"]), None if color is None else tuple(color))
             expected += 1
         if expected != total:
             short = next(s for s in shards if s.index == expected % shards[0].count)
             raise ReleaseError(f"{short.folder}: the shards hold {expected} of {total} scenes; the shard is "
                                f"incomplete: regenerate shard {short.index}")
+        ranked.close()
         path, written = writer.commit(info)
     return path, written, total

@@ -1,40 +1,46 @@
-"""plan -> render -> rows -> export, with ``workers`` processes.
+"""draw -> render -> rank -> rows -> export, with ``workers`` processes.
 
-Planning is pure and cheap and runs in the main process, one subset at a time (a subset's
-difficulty labels are ranked over all its scenes). Rendering and row building run per
-scene in worker processes (``spawn``, so nothing depends on the parent's state); results
-come back in plan order, so the release is byte-identical for any worker count.
+A scene is drawn (planned, and checked visible as rendered: :mod:`rose_gen.scene.redraw`)
+and rendered in the same worker process, so its tiles are drawn once: the visibility check
+hands them to the renderer. A worker keeps what a subset's scenes share (its pool, splits
+and similarity cut, :class:`rose_gen.scene.plan.SubsetDraws`), built once per subset.
 
-Memory stays flat however large the release: a planner thread keeps one subset planned
-ahead of the one being dispatched, and at most a small window of scenes is in the workers'
-hands and not yet written (:func:`scene_runner`), so neither scene plans nor rendered
-images pile up in the main process.
+Results come back in release order, so the release is byte-identical for any worker count.
+Images go to the writer at once; a subset's difficulty labels are ranked over all its
+scenes (``difficulty.hard_share``), so its rows are built in the main process when its
+last scene is back (at once per scene when labels need no ranking). The main process holds
+at most one subset's drawn scene specs (~5 KB each) and a bounded window of scenes in the
+workers' hands (:func:`windowed`), so memory does not grow with the release, and it draws
+no pixels itself.
 """
 
 from __future__ import annotations
 
 import importlib
 import multiprocessing
-import queue
 import sys
-import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rose_gen.core.schema import SceneRows, SceneSpec, base_image_record, cue_image_record
 from rose_gen.release.provenance import release_info
-from rose_gen.render.compose import CueSettings, RenderSettings, render_scene, scene_cue_color
+from rose_gen.release.ranked_rows import RankedRows, hard_shares, rows_of
+from rose_gen.render.compose import RGB, CueSettings, RenderSettings, render_scene, scene_cue_color
 from rose_gen.render.degrade import needs_preset_render, render_preset_scene
+from rose_gen.scene.redraw import DrawnCheck
 from rose_gen.sources import SOURCES, load_sources
 from rose_gen.tasks.templates import build_scene_rows
 
 if TYPE_CHECKING:  # workers import this module: keep Hydra and pyarrow out of it
     from rose_gen.release.config import GenConfig
     from rose_gen.release.export import ReleaseInfo
+    from rose_gen.scene.plan import SubsetDraws, SubsetPlan
+
 
 @dataclass(frozen=True)
 class SceneResult:
@@ -56,17 +62,27 @@ def scene_rows(scene: SceneSpec, cue: CueSettings | None = None) -> SceneRows:
     return build_scene_rows(scene, base_image_record(scene), cue_image_record(scene, color))
 
 
-def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
-    """Render one scene and build its rows (runs in a worker)."""
+def render_images(scene: SceneSpec, settings: RenderSettings,
+                  check: DrawnCheck | None = None) -> tuple[dict[str, bytes], RGB | None]:
+    """The scene's two encoded images by release path, and the colour its cue was drawn in.
+
+    ``check``: the scene's visibility check, whose tiles (and preset base image) are reused.
+    """
     source = SOURCES.get(scene.source)
+    tiles = None if check is None else check.tiles
     if needs_preset_render(scene):  # difficulty presets: second identity, jitter, degradation
-        rendered = render_preset_scene(scene, source, settings)
+        rendered = render_preset_scene(scene, source, settings, tiles=tiles,
+                                       base=None if check is None else check.base)
     else:
-        rendered = render_scene(scene, source, settings)
+        rendered = render_scene(scene, source, settings, tiles=tiles)
     base, cue = base_image_record(scene), cue_image_record(scene, rendered.cue_color)
-    return SceneResult(scene_id=scene.scene_id,
-                       images={base.path: rendered.base_png, cue.path: rendered.cue_png},
-                       rows=build_scene_rows(scene, base, cue))
+    return {base.path: rendered.base_png, cue.path: rendered.cue_png}, rendered.cue_color
+
+
+def process_scene(scene: SceneSpec, settings: RenderSettings) -> SceneResult:
+    """Render one planned scene alone and build its rows (``rose-verify``; tests)."""
+    images, color = render_images(scene, settings)
+    return SceneResult(scene_id=scene.scene_id, images=images, rows=rows_of(scene, color))
 
 
 class PluginError(ValueError):
@@ -84,38 +100,88 @@ def import_plugins(modules: Sequence[str]) -> None:
                               "package is installed") from None
 
 
-_worker_settings: RenderSettings | None = None
+@dataclass(frozen=True)
+class SceneJob:
+    """Scene ``k`` of ``config.plans[subset]``, to draw and render."""
+
+    subset: int
+    k: int
 
 
-def _init_worker(plugins: tuple[str, ...], settings: RenderSettings, sys_path: list[str]) -> None:
-    global _worker_settings
+@dataclass(frozen=True)
+class DrawnResult:
+    """What a worker returns for a :class:`SceneJob`: the scene as drawn (difficulty not yet
+    ranked), its images by release path and the colour its cue was drawn in."""
+
+    scene: SceneSpec
+    images: dict[str, bytes]
+    cue_color: RGB | None = None
+
+
+class SceneDrawer:
+    """Draws and renders the scenes of a config's subsets; one per process.
+
+    It keeps the shared draws of the last two subsets it saw (the window of scenes in
+    flight can straddle a subset boundary), so each subset's pool is built once per process.
+    """
+
+    KEEP = 2
+
+    def __init__(self, plans: Sequence[SubsetPlan], seed: int, settings: RenderSettings) -> None:
+        self.plans, self.seed, self.settings = tuple(plans), seed, settings
+        self.draws: dict[int, SubsetDraws] = {}
+
+    def subset_draws(self, index: int) -> SubsetDraws:
+        """The shared draws of ``plans[index]`` (built on first use)."""
+        from rose_gen.scene.plan import SubsetDraws
+
+        if index not in self.draws:
+            plan = self.plans[index]
+            self.draws[index] = SubsetDraws.build(plan, self.seed, SOURCES.get(plan.source))
+            while len(self.draws) > self.KEEP:
+                del self.draws[next(iter(self.draws))]
+        return self.draws[index]
+
+    def __call__(self, job: SceneJob) -> DrawnResult:
+        drawn = self.subset_draws(job.subset).draw(job.k)
+        images, color = render_images(drawn.scene, self.settings, drawn.check)
+        return DrawnResult(drawn.scene, images, color)
+
+
+_worker_drawer: SceneDrawer | None = None
+
+
+def _init_worker(plugins: tuple[str, ...], plans: tuple[SubsetPlan, ...], seed: int, settings: RenderSettings,
+                 sys_path: list[str]) -> None:
+    global _worker_drawer
     for entry in reversed(sys_path):
         if entry not in sys.path:
             sys.path.insert(0, entry)
     import_plugins(plugins)
-    _worker_settings = settings
+    _worker_drawer = SceneDrawer(plans, seed, settings)
 
 
-def _worker_job(scene: SceneSpec) -> SceneResult:
-    assert _worker_settings is not None
-    return process_scene(scene, _worker_settings)
+def _worker_job(job: SceneJob) -> DrawnResult:
+    assert _worker_drawer is not None
+    return _worker_drawer(job)
 
 
-SceneRunner = Callable[[Iterable[SceneSpec]], Iterator[SceneResult]]
+T = TypeVar("T")
+R = TypeVar("R")
+SceneRunner = Callable[[Iterable[SceneJob]], Iterator[DrawnResult]]
 
 WINDOW_PER_WORKER = 4  # scenes submitted and not yet read, per worker: enough to keep each one busy
 
 
-def windowed(submit: Callable[[SceneSpec], Callable[[], SceneResult]], scenes: Iterable[SceneSpec],
-             window: int) -> Iterator[SceneResult]:
-    """The results of ``scenes`` in order, with at most ``window`` submitted and not yet read.
+def windowed(submit: Callable[[T], Callable[[], R]], items: Iterable[T], window: int) -> Iterator[R]:
+    """The results of ``items`` in order, with at most ``window`` submitted and not yet read.
 
-    ``submit`` starts one scene and returns how to wait for its result. ``scenes`` is read
+    ``submit`` starts one item and returns how to wait for its result. ``items`` is read
     lazily, only as results are taken, so a long stream is never held whole.
     """
-    pending: deque[Callable[[], SceneResult]] = deque()
-    for scene in scenes:
-        pending.append(submit(scene))
+    pending: deque[Callable[[], R]] = deque()
+    for item in items:
+        pending.append(submit(item))
         if len(pending) >= window:
             yield pending.popleft()()
     while pending:
@@ -123,24 +189,27 @@ def windowed(submit: Callable[[SceneSpec], Callable[[], SceneResult]], scenes: I
 
 
 @contextmanager
-def scene_runner(settings: RenderSettings, *, workers: int, n_scenes: int,
-                 plugins: Sequence[str] = ()) -> Iterator[SceneRunner]:
-    """A function turning a stream of scenes into their results, in order, by ``workers`` processes (1: in-process).
+def scene_runner(config: GenConfig, *, n_jobs: int) -> Iterator[SceneRunner]:
+    """A function turning a stream of :class:`SceneJob` into their results, in order, by
+    ``config.workers`` processes (1: in this process).
 
-    The worker processes start when the context opens, so they spawn and import while the
-    caller is still planning; ``n_scenes`` (how many scenes will be submitted in all) caps
-    their number. At most :data:`WINDOW_PER_WORKER` scenes per worker are in flight and
-    unread (:func:`windowed`), so a slow reader holds back the workers instead of
-    buffering their images.
+    The worker processes start when the context opens; ``n_jobs`` (how many jobs will be
+    submitted in all) caps their number. At most :data:`WINDOW_PER_WORKER` jobs per worker
+    are in flight and unread (:func:`windowed`), so a slow reader holds back the workers
+    instead of buffering their images.
     """
-    if workers <= 1 or n_scenes <= 1:
-        yield lambda scenes: (process_scene(scene, settings) for scene in scenes)
+    plans, workers = tuple(config.plans), config.workers
+    if workers <= 1 or n_jobs <= 1:
+        import_plugins(config.plugins)
+        drawer = SceneDrawer(plans, config.seed, config.render)
+        yield lambda jobs: (drawer(job) for job in jobs)
         return
     ctx = multiprocessing.get_context("spawn")
-    n = min(workers, n_scenes)
-    with ctx.Pool(n, initializer=_init_worker, initargs=(tuple(plugins), settings, list(sys.path))) as pool:
-        yield lambda scenes: windowed(lambda scene: pool.apply_async(_worker_job, (scene,)).get, scenes,
-                                      WINDOW_PER_WORKER * n)
+    n = min(workers, n_jobs)
+    initargs = (tuple(config.plugins), plans, config.seed, config.render, list(sys.path))
+    with ctx.Pool(n, initializer=_init_worker, initargs=initargs) as pool:
+        yield lambda jobs: windowed(lambda job: pool.apply_async(_worker_job, (job,)).get, jobs,
+                                    WINDOW_PER_WORKER * n)
 
 
 @dataclass(frozen=True)
@@ -153,7 +222,8 @@ class GenerationResult:
 
 
 def plan_subsets(config: GenConfig) -> Iterator[list[SceneSpec]]:
-    """The scenes of each selected subset, one list per subset in config order (pure after plug-in import)."""
+    """The scenes of each selected subset, one list per subset in config order (pure after plug-in import;
+    one process: ``rose-verify`` and tests; a release draws its scenes in the workers)."""
     from rose_gen.scene.plan import plan_subset
 
     import_plugins(config.plugins)
@@ -167,107 +237,56 @@ def plan_release(config: GenConfig) -> list[SceneSpec]:
 
 
 Progress = Callable[[Iterator[Any], int], Iterator[Any]]  # wraps the result stream (a progress bar)
-SceneSink = Callable[[int, SceneResult], None]
 
 
-class _Planner:
-    """Plans the subsets in a thread, one subset ahead of the reader, then gathers provenance.
+@dataclass(frozen=True)
+class SceneSink:
+    """Where a run's scenes go, by release position, in position order: their ``images`` and the
+    ``scene`` as drawn (difficulty not yet ranked: :class:`rose_gen.release.ranked_rows.RankedRows`)
+    with its cue colour."""
 
-    ``subsets()`` yields each subset's scenes as a deque the reader empties as it dispatches
-    them, so a dispatched plan is freed at once. The thread plans the next subset while
-    the reader dispatches the current one, and plans another only once that one is taken:
-    at most two subsets' plans are alive. An error in the thread is raised in the reader.
-    """
+    images: Callable[[int, Mapping[str, bytes]], None]
+    scene: Callable[[int, SceneSpec, RGB | None], None]
 
-    _DONE = object()
 
-    def __init__(self, config: GenConfig) -> None:
-        self.config = config
-        self.queue: queue.Queue[Any] = queue.Queue()
-        self.taken = threading.Semaphore(1)  # released when the reader takes a subset
-        self.stop = threading.Event()
-        self.info: ReleaseInfo | None = None
-        self.thread = threading.Thread(target=self._run, name="rose-planner", daemon=True)
-
-    def _wait_for_reader(self) -> bool:
-        while not self.stop.is_set():
-            if self.taken.acquire(timeout=0.1):
-                return True
-        return False
-
-    def _run(self) -> None:
-        try:
-            subsets = plan_subsets(self.config)
-            while self._wait_for_reader():
-                scenes = next(subsets, None)
-                if scenes is None:
-                    self.info = release_info(self.config)
-                    self.queue.put(self._DONE)
-                    return
-                self.queue.put(deque(scenes))
-                del scenes
-        except BaseException as exc:  # noqa: BLE001 - handed to the reader, who raises it
-            self.queue.put(exc)
-
-    def subsets(self) -> Iterator[deque[SceneSpec]]:
-        """Each subset's scenes, in config order, the next planned while the current one is dispatched."""
-        self.thread.start()
-        try:
-            while True:
-                item = self.queue.get()
-                if item is self._DONE:
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                self.taken.release()
-                yield item
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """Stop the thread (after the subset it is planning) and wait for it."""
-        self.stop.set()
-        if self.thread.is_alive():
-            self.thread.join()
+def release_jobs(plans: Sequence[SubsetPlan], owns: Callable[[int], bool] | None = None) -> Iterator[tuple[int, SceneJob]]:
+    """(release position, job) for every scene ``owns`` selects (default: all), in release order."""
+    start = 0
+    for index, plan in enumerate(plans):
+        for k in range(1, plan.n_scenes + 1):
+            if owns is None or owns(start + k - 1):
+                yield start + k - 1, SceneJob(index, k)
+        start += plan.n_scenes
 
 
 def render_release(config: GenConfig, sink: SceneSink, *, owns: Callable[[int], bool] | None = None,
-                   n_scenes: int | None = None, progress: Progress | None = None) -> ReleaseInfo:
-    """Plan every subset, render the scenes ``owns`` (release position -> bool; default all) and hand
-    each result with its position to ``sink``, in position order; return the release's provenance.
+                   progress: Progress | None = None) -> ReleaseInfo:
+    """Draw and render the scenes ``owns`` selects (release position -> bool; default all), hand each
+    one's images and drawn spec to ``sink`` in position order, and return the release's provenance.
 
-    The workers start first; subsets are planned one ahead of rendering in a thread (which
-    then gathers the provenance), and scenes are dispatched and written through a bounded
-    window, so memory does not grow with the release. ``n_scenes`` is how many scenes
-    ``owns`` selects (it caps the worker count and sizes the progress bar).
+    The provenance is gathered in a thread while the workers draw and render.
     """
-    total = sum(plan.n_scenes for plan in config.plans)  # plan_subset makes exactly n_scenes per plan
-    mine = total if n_scenes is None else n_scenes
-    planner = _Planner(config)
+    import_plugins(config.plugins)  # the provenance names every subset's source
+    plans = tuple(config.plans)
+    n_jobs = sum(1 for _ in release_jobs(plans, owns))
     positions: deque[int] = deque()
 
-    def owned() -> Iterator[SceneSpec]:
-        start = 0
-        for scenes in planner.subsets():
-            n = len(scenes)
-            for k in range(start, start + n):
-                scene = scenes.popleft()
-                if owns is None or owns(k):
-                    positions.append(k)
-                    yield scene
-            start += n
+    def queued() -> Iterator[SceneJob]:
+        for position, job in release_jobs(plans, owns):
+            positions.append(position)
+            yield job
 
-    try:
-        with scene_runner(config.render, workers=config.workers, n_scenes=mine, plugins=config.plugins) as run:
-            results: Iterator[SceneResult] = run(owned())
+    with ThreadPoolExecutor(1, thread_name_prefix="rose-provenance") as background:
+        info = background.submit(release_info, config)
+        with scene_runner(config, n_jobs=n_jobs) as run:
+            results: Iterator[DrawnResult] = run(queued())
             if progress is not None:
-                results = progress(results, mine)
+                results = progress(results, n_jobs)
             for result in results:
-                sink(positions.popleft(), result)
-    finally:
-        planner.close()
-    assert planner.info is not None, "the planner thread ended without provenance"
-    return planner.info
+                position = positions.popleft()
+                sink.images(position, result.images)
+                sink.scene(position, result.scene, result.cue_color)
+        return info.result()
 
 
 def generate_release(config: GenConfig, *, progress: Progress | None = None) -> GenerationResult:
@@ -284,7 +303,10 @@ def generate_release(config: GenConfig, *, progress: Progress | None = None) -> 
         raise ValueError("config.output_dir is not set")
     check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)
     with ReleaseWriter(config.output_dir, config.export, overwrite=config.overwrite) as writer:
-        info = render_release(config, lambda _, r: writer.add_scene(r.rows, r.images), progress=progress)
+        ranked = RankedRows(hard_shares(config.plans), lambda _, rows: writer.add_rows(rows))
+        info = render_release(config, SceneSink(images=lambda _, images: writer.add_images(images), scene=ranked.add),
+                              progress=progress)
+        ranked.close()
         path, written = writer.commit(info)
     return GenerationResult(path=path, written=written, scenes=sum(p.n_scenes for p in config.plans))
 
@@ -303,7 +325,7 @@ def generate_shard(config: GenConfig, *, progress: Progress | None = None) -> Ge
         return GenerationResult(path=spec.folder.absolute(), written=False, scenes=spec.size(total))
     check_shard_target(spec, overwrite=config.overwrite)
     with ShardWriter(spec, overwrite=config.overwrite) as writer:
-        info = render_release(config, lambda pos, r: writer.add_scene(pos, r.rows, r.images), owns=spec.owns,
-                              n_scenes=spec.size(total), progress=progress)
+        info = render_release(config, SceneSink(images=writer.add_images, scene=writer.add_scene), owns=spec.owns,
+                              progress=progress)
         path, written = writer.commit(info, total)
     return GenerationResult(path=path, written=written, scenes=spec.size(total))

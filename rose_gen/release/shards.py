@@ -5,13 +5,16 @@ index); a scene's *position* is its place in that order, 0..N-1. With ``shard.co
 shard ``i`` makes exactly the scenes whose position p has ``p % n == i`` (round robin:
 every shard gets a share of every subset, so shards take about equally long). The rule
 depends on nothing but (position, n): not on workers, hosts or the order jobs run in.
-Every shard plans the whole release (planning keeps pairs unique within a subset and is
-cheap next to rendering) and renders only its own scenes.
+A shard draws and renders only its own scenes (any scene can be drawn alone). Difficulty
+labels ranked over a whole subset (``difficulty.hard_share``) are not known to a shard, so
+it records each scene's spec as drawn and ``rose-gen merge`` ranks the subsets and builds
+the rows (:class:`rose_gen.release.ranked_rows.RankedRows`, as a single run does).
 
 A shard folder (``<shard.dir>/shard-<i>-of-<n>``, written atomically like a release)::
 
     images/<subset>/<image_id>.png      the shard's images, as in the release
-    scenes.jsonl                        one line per scene, by position: its images' sha256 and its rows
+    scenes.jsonl                        one line per scene, by position: its images' sha256, its spec
+                                        as drawn (difficulty not yet ranked) and its cue colour
     shard_summary.json                  index, count, the release's config, versions, assets,
                                         attributions, and the sha256 of every file
 
@@ -28,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from rose_eval.jsonl import iter_jsonl_objects
-from rose_gen.core.schema import SceneRows
+from rose_gen.core.schema import SceneSpec
 from rose_gen.release.export import ReleaseInfo
 from rose_gen.release.folder import AtomicFolder, ReleaseError, json_line, read_json
 
 SHARD_SUMMARY = "shard_summary.json"
 SCENES_FILE = "scenes.jsonl"
-SHARD_FORMAT = 1
+SHARD_FORMAT = 2  # 2: scene records hold the drawn spec; the merge ranks and builds rows
 ASSIGNMENT = "scene position % shard count"
 
 
@@ -78,6 +81,7 @@ class ShardWriter(AtomicFolder):
         self.digest = hashlib.sha256()
         self.scenes = 0
         self.last = -1
+        self.pending: dict[int, dict[str, str]] = {}  # position -> its images' sha256, until its rows come
 
     def __enter__(self) -> ShardWriter:
         super().__enter__()
@@ -88,25 +92,35 @@ class ShardWriter(AtomicFolder):
         if self.fh is not None and not self.fh.closed:
             self.fh.close()
 
-    def add_scene(self, position: int, rows: SceneRows, images: Mapping[str, bytes]) -> None:
-        """Store the scene at release ``position`` (positions must rise and belong to this shard)."""
+    def add_images(self, position: int, images: Mapping[str, bytes]) -> None:
+        """Store the images of the scene at release ``position``; its rows follow with :meth:`add_rows`."""
         if not self.spec.owns(position) or position <= self.last:
             raise ReleaseError(f"scene position {position} does not belong to shard {self.spec.index} of "
                                f"{self.spec.count} here (after {self.last})")
-        hashes = {}
         for rel, data in images.items():
             self.write_file(rel, data)
-            hashes[rel] = self.files[rel]
-        record = {"position": position, "images": hashes, "main": rows.main, "bridges": rows.bridges}
+        self.pending[position] = {rel: self.files[rel] for rel in images}
+        self.last = position
+
+    def add_scene(self, position: int, scene: SceneSpec, cue_color: tuple[int, int, int] | None) -> None:
+        """Write the record of the scene at ``position``: its images' sha256 (stored just before by
+        :meth:`add_images`), its spec as drawn and its cue colour; the merge builds its rows."""
+        if not self.pending or next(iter(self.pending)) != position:
+            raise ReleaseError(f"scene position {position} arrives before its images or out of order "
+                               f"in shard {self.spec.index} of {self.spec.count}")
+        record = {"position": position, "images": self.pending.pop(position), "scene": scene.to_json(),
+                  "cue_color": None if cue_color is None else list(cue_color)}
         data = (json_line(record) + "\n").encode("utf-8")
         self.digest.update(data)
         self.fh.write(data)
         self.scenes += 1
-        self.last = position
 
     def commit(self, info: ReleaseInfo, release_scenes: int) -> tuple[Path, bool]:
         """Write the shard summary and move the folder into place."""
         self.close()
+        if self.pending:
+            raise ReleaseError(f"shard {self.spec.index} of {self.spec.count}: scene positions "
+                               f"{sorted(self.pending)[:3]} have images but no scene record")
         self.files[SCENES_FILE] = self.digest.hexdigest()
         want = self.spec.size(release_scenes)
         if self.scenes != want:

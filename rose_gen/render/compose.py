@@ -209,11 +209,13 @@ def resolve_cue(cue: CueSettings, tiles: Sequence[np.ndarray]) -> CueSettings:
     return replace(cue, color=choose_cue_color(tiles, cue.palette))
 
 
-def scene_cue_color(scene: SceneSpec, source: VisualSource, cue: CueSettings) -> RGB:
-    """The colour the cue of ``scene`` is drawn in (from its majority and target tiles when auto)."""
+def scene_cue_color(scene: SceneSpec, source: VisualSource, cue: CueSettings,
+                    tiles: Sequence[np.ndarray] | None = None) -> RGB:
+    """The colour the cue of ``scene`` is drawn in (from its majority and target tiles when auto;
+    ``tiles``: the scene's tiles when already drawn)."""
     if cue.color is not None:
         return tuple(int(v) for v in cue.color)
-    return choose_cue_color(scene_tiles(scene, source)[:2], cue.palette)
+    return choose_cue_color(list(scene_tiles(scene, source) if tiles is None else tiles)[:2], cue.palette)
 
 
 def tile_array(tile: Image.Image, cell_size: int, what: str) -> np.ndarray:
@@ -335,14 +337,16 @@ def render_grid_images(majority_tile: Image.Image, target_tile: Image.Image, *, 
     return base, apply_cue(base, cue_rect, cell_size, cue_type, resolve_cue(cue, (maj, tgt)))
 
 
-def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings) -> RenderedScene:
+def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings, *,
+                 tiles: Sequence[np.ndarray] | None = None) -> RenderedScene:
     """Render one planned scene with its visual source (tiles once, then paste and encode).
 
-    The base image is encoded first; the cue is then drawn on the same array and only the
-    cue rectangle is copied into the Pillow image before the cue image is encoded.
+    ``tiles``: the scene's tiles (:func:`scene_tiles`) when the visibility check already drew
+    them. The base image is encoded first; the cue is then drawn on the same array and only
+    the cue rectangle is copied into the Pillow image before the cue image is encoded.
     """
     cell = scene.cell_size
-    majority, target = scene_tiles(scene, source)[:2]
+    majority, target = list(scene_tiles(scene, source) if tiles is None else tiles)[:2]
     image = compose_grid(majority, target, scene.rows, scene.cols, scene.target_cells)
     level = settings.png_compress_level
     picture = Image.fromarray(image, mode="RGB")  # the one full array -> Pillow copy of the scene

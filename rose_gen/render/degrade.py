@@ -17,7 +17,7 @@ any of these (see :mod:`rose_gen.scene.presets`); standard scenes never come her
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -135,10 +135,12 @@ def degrade_image(image: np.ndarray, downscale: float, jpeg_quality: int) -> np.
     return np.asarray(out, dtype=np.uint8).copy()
 
 
-def preset_base_image(scene: SceneSpec, source: VisualSource) -> np.ndarray:
-    """The base image (no cue) of a scene rendered under its preset record."""
+def preset_base_image(scene: SceneSpec, source: VisualSource,
+                      tiles: Sequence[np.ndarray] | None = None) -> np.ndarray:
+    """The base image (no cue) of a scene rendered under its preset record (``tiles``: the
+    scene's tiles when already drawn, :func:`rose_gen.render.compose.scene_tiles`)."""
     record = scene.extra.get("preset", {})
-    tiles = scene_tiles(scene, source)
+    tiles = list(scene_tiles(scene, source) if tiles is None else tiles)
     second = record.get("second")
     index = cell_index(scene.rows, scene.cols, scene, second["cells"] if second else [])
     margin = tile_margin(scene.cell_size)
@@ -149,10 +151,18 @@ def preset_base_image(scene: SceneSpec, source: VisualSource) -> np.ndarray:
     return image
 
 
-def render_preset_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings) -> RenderedScene:
-    """Base and cue PNGs of a preset scene (the cue drawn on the finished base image)."""
-    base = preset_base_image(scene, source)
-    color = scene_cue_color(scene, source, settings.cue)  # from the scene's majority and target tiles
+def render_preset_scene(scene: SceneSpec, source: VisualSource, settings: RenderSettings, *,
+                        tiles: Sequence[np.ndarray] | None = None, base: np.ndarray | None = None) -> RenderedScene:
+    """Base and cue PNGs of a preset scene (the cue drawn on the finished base image).
+
+    ``tiles`` and ``base``: the scene's tiles and finished base image when the visibility
+    check already drew them (:class:`rose_gen.scene.redraw.DrawnCheck`), so nothing is drawn twice.
+    """
+    if tiles is None:
+        tiles = scene_tiles(scene, source)
+    if base is None:
+        base = preset_base_image(scene, source, tiles=tiles)
+    color = scene_cue_color(scene, source, settings.cue, tiles=tiles)  # from the majority and target tiles
     cue = apply_cue(base, cue_rectangle(scene), scene.cell_size, scene.cue_type, replace(settings.cue, color=color))
     level = settings.png_compress_level
     return RenderedScene(scene_id=scene.scene_id, base_png=encode_png(base, level), cue_png=encode_png(cue, level),

@@ -241,13 +241,51 @@ def plan_scene(
         raise PlanError(f"{plan.subset}: scene index {k} outside 1..{plan.n_scenes}")
     if plan.difficulty.hard_share is not None:
         return plan_subset(plan, seed, source, pool)[k - 1]
-    split = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)[k - 1]
-    cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
-    return _drawn_scene(plan, seed, k, PresetPool.build(pool, plan.preset), source, split, cut)
+    return SubsetDraws.build(plan, seed, source, pool).draw(k).scene
+
+
+@dataclass(frozen=True, eq=False)
+class DrawnScene:
+    """A scene as drawn (difficulty not yet ranked) and the visibility check it passed, whose
+    tiles (and preset base image) the renderer reuses."""
+
+    scene: SceneSpec
+    check: redraw.DrawnCheck
+
+
+@dataclass(frozen=True, eq=False)
+class SubsetDraws:
+    """What every scene of one subset is drawn from: the preset's pool, the splits and the
+    similarity cut. Built once per subset (in each process that draws its scenes); any scene
+    can then be drawn alone, in any order, with the same result."""
+
+    plan: SubsetPlan
+    seed: int
+    source: VisualSource
+    pool: PresetPool
+    splits: tuple[str, ...]
+    cut: float | None
+
+    @classmethod
+    def build(cls, plan: SubsetPlan, seed: int, source: VisualSource,
+              pool: Sequence[AssetPair] | None = None) -> SubsetDraws:
+        """Validate ``plan`` and gather its shared draws (``pool`` defaults to ``source.pool(...)``)."""
+        validate_plan(plan)
+        if pool is None:
+            pool = source.pool(plan.source_options)
+        return cls(plan=plan, seed=seed, source=source, pool=PresetPool.build(pool, plan.preset),
+                   splits=tuple(assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)),
+                   cut=similarity_cut([p.similarity for p in pool], plan.difficulty))
+
+    def draw(self, k: int) -> DrawnScene:
+        """Scene ``k`` (1-based), redrawn until its exceptions are visible as rendered (unranked)."""
+        if not 1 <= k <= self.plan.n_scenes:
+            raise PlanError(f"{self.plan.subset}: scene index {k} outside 1..{self.plan.n_scenes}")
+        return _drawn_scene(self.plan, self.seed, k, self.pool, self.source, self.splits[k - 1], self.cut)
 
 
 def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source: VisualSource, split: str,
-                 cut: float | None) -> SceneSpec:
+                 cut: float | None) -> DrawnScene:
     """Scene k with the preset applied, redrawn until its exceptions are visible as rendered.
 
     See :mod:`rose_gen.scene.redraw`: draw 0 is the subset's pair order; later draws take spare
@@ -257,13 +295,13 @@ def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source:
     for draw in range(redraw.MAX_DRAWS):
         pool = ppool.band if draw < redraw.BAND_DRAWS else ppool.pool
         scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, draw), ppool, source, seed)
-        reasons = redraw.drawn_visibility(scene, source)
-        if not reasons:
-            if not rejected:
-                return scene
-            fields = {**scene.pair.row_fields, redraw.ROW_FIELD: rejected}
-            return replace(scene, pair=replace(scene.pair, row_fields=fields))
-        rejected.append(redraw.rejection(scene, draw, reasons))
+        check = redraw.check_drawn(scene, source)
+        if not check.reasons:
+            if rejected:  # the record changes the rows only, not the pixels checked
+                fields = {**scene.pair.row_fields, redraw.ROW_FIELD: rejected}
+                scene = replace(scene, pair=replace(scene.pair, row_fields=fields))
+            return DrawnScene(scene, check)
+        rejected.append(redraw.rejection(scene, draw, check.reasons))
     raise PlanError(f"{plan.subset} scene {k}: no draw of {redraw.MAX_DRAWS} has visible exceptions (last: "
                     f"{rejected[-1]['reason']}); soften the difficulty preset (cell_scale, degrade) for this source")
 
@@ -363,13 +401,8 @@ def plan_subset(
     pool: Sequence[AssetPair] | None = None,
 ) -> list[SceneSpec]:
     """Plan every scene of a subset (``pool`` defaults to ``source.pool(plan.source_options)``)."""
-    validate_plan(plan)
-    if pool is None:
-        pool = source.pool(plan.source_options)
-    splits = assign_splits(seed, plan.subset, plan.n_scenes, plan.n_dev)
-    cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
-    ppool = PresetPool.build(pool, plan.preset)
-    scenes = [_drawn_scene(plan, seed, k, ppool, source, splits[k - 1], cut) for k in range(1, plan.n_scenes + 1)]
+    draws = SubsetDraws.build(plan, seed, source, pool)
+    scenes = [draws.draw(k).scene for k in range(1, plan.n_scenes + 1)]
     if plan.difficulty.hard_share is not None:
         scenes = rank_difficulty(scenes, plan.difficulty.hard_share)
     return scenes

@@ -21,7 +21,10 @@ planned alone and identically for any worker count.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from rose_gen.assets.visibility import Thresholds, scene_visibility, tile_difference, why_invisible
 from rose_gen.core.rng import scene_rng
@@ -33,6 +36,40 @@ MAX_DRAWS = 16  # the first draw and up to 15 replacements
 BAND_DRAWS = 8  # draws from the preset's band before the whole pool is used
 
 
+@dataclass(frozen=True, eq=False)
+class DrawnCheck:
+    """A scene judged as rendered: why some exception is invisible (empty: all visible), and the
+    pixels it was judged on, which the renderer reuses instead of drawing them again.
+
+    ``tiles`` are the scene's distinct tiles as composed (:func:`rose_gen.render.compose.scene_tiles`);
+    ``base`` is the whole base image when the preset jitters or degrades it, else None.
+    """
+
+    reasons: tuple[str, ...]
+    tiles: tuple[np.ndarray, ...]
+    base: np.ndarray | None = None
+
+
+def check_drawn(scene: SceneSpec, source: VisualSource, thresholds: Thresholds | None = None) -> DrawnCheck:
+    """Judge every exception of ``scene`` as it will be rendered (see :func:`drawn_visibility`)."""
+    from rose_gen.render.compose import scene_tiles
+    from rose_gen.render.degrade import needs_preset_render, preset_base_image, scene_placements
+
+    tiles = tuple(scene_tiles(scene, source))
+    record = scene.extra.get("preset") or {}
+    if needs_preset_render(scene) and (record.get("jitter") or record.get("degrade")):
+        image = preset_base_image(scene, source, tiles=tiles)
+        seen = scene_visibility(image, scene.rows, scene.cols, scene.cell_size, scene.target_cells,
+                                thresholds=thresholds, placements=scene_placements(scene))
+        return DrawnCheck(tuple(seen.reasons()), tiles, image)
+    reasons = []
+    for i, tile in enumerate(tiles[1:], start=1):
+        why = why_invisible(tile_difference(tiles[0], tile), thresholds)
+        if why:
+            reasons.append(f"{'target' if i == 1 else 'second target'} tile: {why}")
+    return DrawnCheck(tuple(reasons), tiles)
+
+
 def drawn_visibility(scene: SceneSpec, source: VisualSource, thresholds: Thresholds | None = None) -> list[str]:
     """Why some exception of ``scene`` is invisible as rendered (one line per cell); [] when all are visible.
 
@@ -41,22 +78,7 @@ def drawn_visibility(scene: SceneSpec, source: VisualSource, thresholds: Thresho
     plain grid every cell of a role is the same tile, so each distinct exception tile is
     compared with the majority tile (what :func:`scene_visibility` computes there).
     """
-    from rose_gen.render.compose import scene_tiles
-    from rose_gen.render.degrade import needs_preset_render, preset_base_image, scene_placements
-
-    record = scene.extra.get("preset") or {}
-    if needs_preset_render(scene) and (record.get("jitter") or record.get("degrade")):
-        image = preset_base_image(scene, source)
-        seen = scene_visibility(image, scene.rows, scene.cols, scene.cell_size, scene.target_cells,
-                                thresholds=thresholds, placements=scene_placements(scene))
-        return seen.reasons()
-    tiles = scene_tiles(scene, source)
-    reasons = []
-    for i, tile in enumerate(tiles[1:], start=1):
-        why = why_invisible(tile_difference(tiles[0], tile), thresholds)
-        if why:
-            reasons.append(f"{'target' if i == 1 else 'second target'} tile: {why}")
-    return reasons
+    return list(check_drawn(scene, source, thresholds).reasons)
 
 
 def redraw_index(seed: int, subset: str, k: int, draw: int, pool_size: int, n_scenes: int) -> int:

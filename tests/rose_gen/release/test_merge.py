@@ -49,6 +49,25 @@ def test_every_scene_belongs_to_exactly_one_shard() -> None:
         assert max(s.size(50) for s in specs) - min(s.size(50) for s in specs) <= 1
 
 
+def test_a_shard_draws_only_its_own_scenes(tmp_path, monkeypatch) -> None:
+    """Ranked labels are left to the merge, so a shard never draws another shard's scene."""
+    from rose_gen.scene.plan import SubsetDraws
+
+    drawn: list[tuple[str, int]] = []
+    real = SubsetDraws.draw
+
+    def counted(self, k):
+        drawn.append((self.plan.subset, k))
+        return real(self, k)
+
+    monkeypatch.setattr(SubsetDraws, "draw", counted)
+    config = _config(tmp_path / "rel", "shard.index=1", "shard.count=4", "workers=1")
+    assert all(p.difficulty.hard_share is not None for p in config.plans)
+    generate_release(config)
+    order = [(p.subset, k) for p in config.plans for k in range(1, p.n_scenes + 1)]
+    assert drawn == [order[pos] for pos in range(1, len(order), 4)]
+
+
 @pytest.mark.parametrize("n", [1, 2, 4, 16])
 def test_merged_shards_are_byte_identical_to_a_single_run(single, tmp_path, n) -> None:
     out = tmp_path / "rel"

@@ -14,15 +14,18 @@ from rose_gen.core.schema import SceneSpec
 from rose_gen.release.config import load_config
 from rose_gen.release.folder import release_files
 from rose_gen.release.pipeline import (
+    SceneJob,
+    SceneSink,
     generate_release,
     plan_release,
-    plan_subsets,
     process_scene,
+    release_jobs,
     render_release,
     scene_rows,
     scene_runner,
     windowed,
 )
+from rose_gen.release.ranked_rows import RankedRows, hard_shares
 from rose_gen.render.compose import CUE_TEMPLATE, cell_box
 from rose_gen.scene.plan import plan_scene
 from rose_gen.sources import SOURCES
@@ -45,17 +48,41 @@ def test_workers_1_and_2_give_byte_identical_releases(tmp_path) -> None:
     assert len(_tree(one)) > 30
 
 
-def test_scene_runner_returns_a_stream_in_order(tmp_path) -> None:
-    config = _config(tmp_path / "r")
-    scenes = [s for batch in plan_subsets(config) for s in batch[:3]][:6]
-    expected = [process_scene(s, config.render) for s in scenes]
-    with scene_runner(config.render, workers=2, n_scenes=6, plugins=config.plugins) as run:
-        got = list(run(iter(scenes)))
-    assert [r.scene_id for r in got] == [s.scene_id for s in scenes]
-    assert got == expected
-    assert len({s.subset for s in scenes}) == 2
+def test_workers_draw_and_render_scenes_in_order_as_planned_alone(tmp_path) -> None:
+    config = _config(tmp_path / "r", "workers=2")
+    planned = {(s.subset, s.scene_index): s for s in plan_release(config)}
+    jobs = [SceneJob(subset, k) for subset in (0, 1) for k in (1, 2, 3)] + [SceneJob(2, 3)]
+    with scene_runner(config, n_jobs=len(jobs)) as run:
+        got = list(run(iter(jobs)))
+    assert [(r.scene.subset, r.scene.scene_index) for r in got] == [
+        (config.plans[j.subset].subset, j.k) for j in jobs]
+    for result in got:
+        alone = planned[(result.scene.subset, result.scene.scene_index)]
+        # the same draw as planning alone (labels are ranked later, in the main process) ...
+        assert result.scene.pair == alone.pair and result.scene.target_cells == alone.target_cells
+        assert result.scene.difficulty_inputs.keys() == alone.difficulty_inputs.keys()
+        # ... and the same pixels as rendering the planned scene alone
+        assert result.images == process_scene(alone, config.render).images
 
 
+def test_a_release_draws_each_tile_once(tmp_path, monkeypatch) -> None:
+    """The renderer reuses the tiles the visibility check drew: rendering adds no tile draw."""
+    from tests.fixtures import latin_source
+
+    calls: list[int] = []
+    real = latin_source.LatinSource.render_tile
+
+    def counted(self, pair, role, cell_size):
+        calls.append(cell_size)
+        return real(self, pair, role, cell_size)
+
+    monkeypatch.setattr(latin_source.LatinSource, "render_tile", counted)
+    config = _config(tmp_path / "x", "workers=1")
+    plan_release(config)  # drawing alone: plan and check every scene
+    drawn = len(calls)
+    calls.clear()
+    generate_release(config)
+    assert drawn > 0 and len(calls) == drawn
 def test_windowed_reads_the_stream_only_as_results_are_taken() -> None:
     read: list[int] = []
     submitted: list[int] = []
@@ -121,20 +148,34 @@ def _live_scene_specs() -> int:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_release_holds_at_most_two_subsets_of_scene_plans(tmp_path, workers: int) -> None:
+def test_release_holds_at_most_one_subset_of_scene_plans(tmp_path, workers: int) -> None:
     scenes = 12
     config = load_config([f"output_dir={tmp_path / 'x'}", "progress=false", f"workers={workers}",
                           *latin_overrides(scenes=scenes, dev=3)])
     total = sum(p.n_scenes for p in config.plans)
     assert len(config.plans) == 5 and total == 5 * scenes
+    assert all(p.difficulty.hard_share is not None for p in config.plans)  # rows wait for the ranking
     before = _live_scene_specs()
     live: list[int] = []
+    images: list[int] = []
 
-    def sink(position: int, result) -> None:
+    def rows(position: int, _) -> None:
         live.append(_live_scene_specs() - before)
 
-    render_release(config, sink)
-    assert len(live) == total
-    # the subset being dispatched and the next one; the old pipeline planned all 60 first
-    assert max(live) <= 2 * scenes
-    assert live[-1] <= scenes
+    ranked = RankedRows(hard_shares(config.plans), rows)
+    render_release(config, SceneSink(images=lambda position, _: images.append(position), scene=ranked.add))
+    ranked.close()
+    assert len(live) == total and images == list(range(total))
+    # the subset whose rows wait for its ranking, plus the few scenes in flight; the first
+    # pipeline planned all 60 before rendering
+    assert max(live) <= scenes + 4 * workers + 2
+
+
+def test_shard_jobs_are_the_shards_scenes_only(tmp_path) -> None:
+    config = _config(tmp_path / "x")
+    total = sum(p.n_scenes for p in config.plans)
+    owns = {p for p in range(total) if p % 3 == 1}
+    jobs = list(release_jobs(config.plans, owns.__contains__))
+    assert [pos for pos, _ in jobs] == sorted(owns)
+    starts = np.cumsum([0] + [p.n_scenes for p in config.plans])
+    assert all(starts[job.subset] + job.k - 1 == pos for pos, job in jobs)
