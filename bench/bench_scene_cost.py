@@ -2,10 +2,12 @@
 
 Usage: .venv/bin/python bench/bench_scene_cost.py [--profile v0_1] [--step N] [--subset NAME] [--cprofile FILE]
 
-Every ``step``-th scene of each subset is planned (``_drawn_scene``: plan, preset, the
-visibility check and its redraws) and processed (``process_scene``: tiles, compose, cue,
-PNG encode, rows), exactly as a worker does, and the CPU time (``process_time``) of each
-part is summed *exclusively* (a part called inside another is not counted twice):
+Every ``step``-th scene of each subset is drawn and rendered as a worker does
+(:class:`rose_gen.release.pipeline.SceneDrawer`: plan, preset, the visibility check and its
+redraws, then tiles, compose, cue, PNG encode, reusing the check's tiles) and its rows are
+built (``rows_of``, done by the main process), all in this process; the CPU time
+(``process_time``) of each part is summed *exclusively* (a part called inside another is
+not counted twice):
 
 - ``plan``: ``rose_gen.scene.plan._plan_scene`` (layout, orientation, regions, rating);
 - ``tiles``: ``rose_gen.render.compose.scene_tiles`` (the sources' ``render_tile`` and fitting);
@@ -17,10 +19,24 @@ part is summed *exclusively* (a part called inside another is not counted twice)
 Figures are scaled by ``step`` (an estimate of the whole subset). CPU time, not wall time,
 is the figure: the machine is shared. ``--cprofile FILE`` also writes a cProfile of the run.
 
-Issue 15 ("closer to the PNG floor", branch i15c), v0_1, ``--step 3``, CPU seconds, on the
-2-core VM shared with other jobs (2026-11-30):
+Issue 15 ("closer to the PNG floor", branch i15c: emoji fit, regions, visibility, cue
+colour, sprites, grid), v0_1, ``--step 3`` (figures x3, so one-time costs such as atlas
+loads are tripled too), CPU seconds in one process, 2-core VM shared with other jobs
+(2026-11-30; EmojiStyle tiles from a second back-to-back pair). Output byte-identical (scripts/check_reorg_identity.sh: diff empty).
 
-    (figures below)
+    this bench (draw + render in one worker, main 307bdd4), back to back, load 3.4:
+                plan  tiles (EmojiStyle)  visibility  cue  compose  rows  other  encode  outside encode
+      before    2.44  10.53   (6.57)      3.83        1.06  0.71    0.64  3.13   39.71   22.35
+      after     1.43   5.77   (2.71)      3.68        0.75  0.57    0.61  3.22   38.29   16.03
+    the earlier pipeline (plan, then render: tiles drawn twice), load 1.5-2.5:
+      before    3.94  14.43   (8.21)      4.96        1.64  1.12    1.01  4.54   43.23   31.64
+      after     1.96   7.41   (3.22)      4.03        0.85  0.57    0.76  3.15   39.64   18.74
+
+What is left above the floor, per scene: EmojiStyle's probe renders (cairosvg ~3.3 ms,
+Noto ~2 ms; every scene draws a new identity, so nothing to reuse) and 1-2 Lanczos resizes
+per fitted tile (~0.5 ms each); EmojiContent's cairosvg tiles (~2.5 ms each); the
+visibility measure (scipy Gaussian blurs and skimage SSIM, ~5 ms on a 140 px pixel-art
+tile pair); ``other`` is mostly ``render_scene``'s array -> Pillow copy.
 """
 
 from __future__ import annotations
@@ -32,14 +48,11 @@ import time
 
 import rose_gen.assets.visibility as visibility
 import rose_gen.release.pipeline as pipeline
+import rose_gen.release.ranked_rows as ranked_rows
 import rose_gen.render.compose as compose
 from rose_gen.release.config import load_config
 from rose_gen.scene import plan as planning
 from rose_gen.scene import redraw
-from rose_gen.scene.difficulty import similarity_cut
-from rose_gen.scene.presets import PresetPool
-from rose_gen.scene.split import assign_splits
-from rose_gen.sources import SOURCES
 
 PARTS = ("plan", "tiles", "visibility", "cue_colour", "compose", "encode", "rows", "other")
 
@@ -89,28 +102,25 @@ def main() -> None:
     timer.wrap(redraw, "tile_difference", "visibility")
     timer.wrap(redraw, "scene_visibility", "visibility")
     timer.wrap(planning, "_plan_scene", "plan")
-    timer.wrap(pipeline, "build_scene_rows", "rows")
+    timer.wrap(ranked_rows, "build_scene_rows", "rows")
 
     cfg = load_config([f"profile={args.profile}", "output_dir=/tmp/bench_scene_cost_unused", "progress=false"])
     pipeline.import_plugins(cfg.plugins)
     profiler = cProfile.Profile() if args.cprofile else None
     grand: collections.Counter[str] = collections.Counter()
     print(f"{'subset':<20}" + "".join(f"{p:>11}" for p in PARTS) + f"{'total':>9}")
-    for plan in cfg.plans:
+    drawer = pipeline.SceneDrawer(cfg.plans, cfg.seed, cfg.render)
+    for index, plan in enumerate(cfg.plans):
         if args.subset and plan.subset not in args.subset:
             continue
-        source = SOURCES.get(plan.source)
-        pool = source.pool(plan.source_options)
-        splits = assign_splits(cfg.seed, plan.subset, plan.n_scenes, plan.n_dev)
-        cut = similarity_cut([p.similarity for p in pool], plan.difficulty)
-        ppool = PresetPool.build(pool, plan.preset)
+        drawer.subset_draws(index)  # pool, splits and cut: once per subset and process, not per scene
         timer.totals.clear()
         start = time.process_time()
         if profiler:
             profiler.enable()
         for k in range(1, plan.n_scenes + 1, args.step):
-            scene = planning._drawn_scene(plan, cfg.seed, k, ppool, source, splits[k - 1], cut)
-            pipeline.process_scene(scene, cfg.render)
+            drawn = drawer(pipeline.SceneJob(index, k))
+            ranked_rows.rows_of(drawn.scene, drawn.cue_color)
         if profiler:
             profiler.disable()
         total = time.process_time() - start

@@ -167,7 +167,7 @@ def _probe(vendor_name: str, key: str, path: str, sha256: str) -> Image.Image:
     return _render_art(vendor_name, key, path, FIT_PROBE)
 
 
-@lru_cache(maxsize=32)  # a few KB each; per asset, whatever the cell size
+@lru_cache(maxsize=32)  # up to 256 KB each; per asset, whatever the cell size
 def _fit_crop(vendor_name: str, key: str, path: str, sha256: str) -> Image.Image:
     """The probe render's premultiplied ink-box crop fitted tiles are resized from (:func:`rose_gen.assets.emoji.fit.fit_crop`)."""
     return fit_crop(_probe(vendor_name, key, path, sha256))

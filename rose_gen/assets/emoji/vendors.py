@@ -78,7 +78,6 @@ class EmojiVendor:
         return res.stdout.strip() if res.returncode == 0 else "unknown"
 
 
-
 def _package_root(import_name: str) -> Path | None:
     """The folder holding an installed package (its parent's parent of ``__init__``), None if absent."""
     if import_name not in _PACKAGE_ROOTS:
@@ -90,6 +89,7 @@ def _package_root(import_name: str) -> Path | None:
 
 
 _PACKAGE_ROOTS: dict[str, Path] = {}  # one entry per vendor package: every tile asks for its root
+
 
 EMOJI_VENDORS: Registry[EmojiVendor] = Registry("emoji vendor")
 
