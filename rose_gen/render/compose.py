@@ -164,8 +164,10 @@ def _mask(image: np.ndarray, box: PixelBox, cell_size: int, cue: CueSettings) ->
 
 def content_lab(tiles: Sequence[np.ndarray]) -> np.ndarray:
     """(N, 3) CIELAB of the distinct chromatic colours of ``tiles`` (uint8 RGB arrays)."""
+    from rose_gen.assets.visibility import distinct
+
     flat = np.concatenate([t.reshape(-1, 3) for t in tiles]).astype(np.uint32)
-    packed = np.unique((flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2])
+    packed = distinct((flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2])
     rgb = np.stack([(packed >> 16) & 255, (packed >> 8) & 255, packed & 255], axis=1).astype(np.uint8)
     lab = rgb2lab(rgb[None])[0]
     return lab[np.hypot(lab[:, 1], lab[:, 2]) >= MIN_CONTENT_CHROMA]
@@ -177,7 +179,9 @@ def cue_color_distances(tiles: Sequence[np.ndarray], palette: Sequence[tuple[str
     Rounded to 1e-6 so ties do not depend on floating-point noise.
     """
     content = content_lab(tiles)
-    pal = rgb2lab(np.asarray([rgb for _, rgb in palette], dtype=np.uint8)[None])[0]
+    from rose_gen.assets.visibility import colours_lab
+
+    pal = colours_lab(tuple(tuple(int(v) for v in rgb) for _, rgb in palette))
     if content.shape[0] == 0:
         return np.full(len(palette), np.inf)
     d = np.sqrt(((pal[:, None, :] - content[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
@@ -278,13 +282,14 @@ def compose_grid(majority: np.ndarray, target: np.ndarray, rows: int, cols: int,
                  target_cells: Sequence[Sequence[int]]) -> np.ndarray:
     """The grid image: ``majority`` everywhere, ``target`` at the 1-based ``target_cells``.
 
-    Written in place through a (rows, cell, cols, cell, 3) view of the final image, so
-    every pixel is written once (no transpose copy).
+    The first row of cells is written through a (cell, cols, cell, 3) view of the final
+    image (no transpose copy) and copied whole onto the other rows; then the targets.
     """
     cell = majority.shape[0]
     image = np.empty((rows * cell, cols * cell, 3), dtype=np.uint8)
+    image[:cell].reshape(cell, cols, cell, 3)[...] = majority[:, None, :, :]  # the first row of cells,
+    image.reshape(rows, -1)[1:] = image[:cell].reshape(1, -1)  # copied whole onto the others
     cells = image.reshape(rows, cell, cols, cell, 3)
-    cells[...] = majority[None, :, None, :, :]
     for r, c in target_cells:
         cells[int(r) - 1, :, int(c) - 1] = target
     return image

@@ -65,11 +65,14 @@ class RegionSizes:
 @dataclass(frozen=True)
 class Candidates:
     """All boxes of one kind on one grid: ``boxes`` is (N, 4) of r1, r2, c1, c2;
-    ``group`` gives each box's size class (sizes are drawn uniformly, then positions)."""
+    ``group`` gives each box's size class (sizes are drawn uniformly, then positions),
+    sorted; ``starts`` and ``counts`` where each class begins in ``boxes`` and its size."""
 
     boxes: np.ndarray
     group: np.ndarray
     n_groups: int
+    starts: np.ndarray
+    counts: np.ndarray
 
 
 class RegionKind(Protocol):
@@ -176,18 +179,21 @@ class BoxKind:
                 f"no {self.name} of the configured sizes fits a {rows}x{cols} grid"
                 f" (sizes {sizes.to_json()})"
             )
-        parts, groups = [], []
-        for g, (h, w) in enumerate(classes):
-            r1, c1 = np.meshgrid(
-                np.arange(1, rows - h + 2), np.arange(1, cols - w + 2), indexing="ij"
-            )
-            r1, c1 = r1.ravel(), c1.ravel()
-            parts.append(np.stack([r1, r1 + h - 1, c1, c1 + w - 1], axis=1))
-            groups.append(np.full(r1.size, g))
-        boxes, group = np.concatenate(parts), np.concatenate(groups)
-        boxes.flags.writeable = False
-        group.flags.writeable = False
-        return Candidates(boxes, group, len(classes))
+        # Class by class, then r1, then c1: every box of class g is one position of its
+        # (rows - h + 1) x (cols - w + 1) grid of top-left corners, in row-major order.
+        heights, widths = (np.array(v, dtype=np.int64) for v in zip(*classes, strict=True))
+        across = cols - widths + 1
+        sizes_g = (rows - heights + 1) * across
+        group = np.repeat(np.arange(len(classes), dtype=np.int64), sizes_g)
+        local = np.arange(group.size, dtype=np.int64) - np.repeat(np.cumsum(sizes_g) - sizes_g, sizes_g)
+        r1 = local // across[group] + 1
+        c1 = local % across[group] + 1
+        boxes = np.stack([r1, r1 + heights[group] - 1, c1, c1 + widths[group] - 1], axis=1)
+        starts = np.searchsorted(group, np.arange(len(classes)))
+        counts = np.bincount(group, minlength=len(classes))
+        for arr in (boxes, group, starts, counts):
+            arr.flags.writeable = False
+        return Candidates(boxes, group, len(classes), starts, counts)
 
 
 @lru_cache(maxsize=4096)
@@ -275,10 +281,17 @@ def target_mask(rows: int, cols: int, targets: Sequence[Cell]) -> np.ndarray:
     return out
 
 
-def _box_counts(boxes: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Number of target cells inside each 1-based inclusive box (2-D prefix sums)."""
+def _prefix_sums(targets: np.ndarray) -> np.ndarray:
+    """(rows + 1, cols + 1) 2-D prefix sums of a target mask (row and column 0 are zero)."""
     p = np.zeros((targets.shape[0] + 1, targets.shape[1] + 1), dtype=np.int64)
     p[1:, 1:] = targets.astype(np.int64).cumsum(0).cumsum(1)
+    return p
+
+
+def _box_counts(boxes: np.ndarray, targets: np.ndarray, prefix: np.ndarray | None = None) -> np.ndarray:
+    """Number of target cells inside each 1-based inclusive box (2-D prefix sums, ``prefix``
+    when the caller has them)."""
+    p = _prefix_sums(targets) if prefix is None else prefix
     r1, r2, c1, c2 = boxes.T
     return p[r2, c2] - p[r1 - 1, c2] - p[r2, c1 - 1] + p[r1 - 1, c1 - 1]
 
@@ -302,22 +315,23 @@ def _sample_box(
     of the nearest feasible case. Returns (box, got_rank). Consumes a fixed number of draws."""
     cand = kind.candidates(rows, cols, sizes)
     total = int(targets.sum())
-    inside = _box_counts(cand.boxes, targets)
-    if complement:
-        inside = total - inside
-    codes = _case_codes(inside, total)
+    prefix = _prefix_sums(targets)
+
+    def codes_of(boxes: np.ndarray) -> np.ndarray:
+        inside = _box_counts(boxes, targets, prefix)
+        return _case_codes(total - inside if complement else inside, total)
+
     # Bounded random attempts: a size class uniformly, then a position uniformly.
     group_draw = rng.integers(0, cand.n_groups, size=sizes.attempts)
     pos_draw = rng.random(sizes.attempts)
     fallback_draw = rng.random()
-    starts = np.searchsorted(cand.group, np.arange(cand.n_groups))
-    counts = np.bincount(cand.group, minlength=cand.n_groups)
-    picks = starts[group_draw] + (pos_draw * counts[group_draw]).astype(int)
-    hits = np.flatnonzero(codes[picks] == wanted_rank)
+    picks = cand.starts[group_draw] + (pos_draw * cand.counts[group_draw]).astype(int)
+    picked = codes_of(cand.boxes[picks])  # only the drawn boxes: usually one of them has the case
+    hits = np.flatnonzero(picked == wanted_rank)
     if hits.size:
-        idx = picks[hits[0]]
-        return cand.boxes[idx], int(codes[idx])
+        return cand.boxes[picks[hits[0]]], int(picked[hits[0]])
     # Enumerate: the wanted case if it exists at all, else the nearest feasible case(s).
+    codes = codes_of(cand.boxes)
     distance = np.abs(codes - wanted_rank)
     pool = np.flatnonzero(distance == distance.min())
     idx = pool[min(int(fallback_draw * pool.size), pool.size - 1)]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +31,7 @@ from PIL import Image, ImageDraw
 
 from assets_manifest import sha256_file
 from rose_gen.assets.emoji.catalogue import EmojiAssetError, chars_of_key
-from rose_gen.assets.emoji.fit import FIT_PROBE, fitted_tile
+from rose_gen.assets.emoji.fit import FIT_PROBE, fit_crop, fitted_crop_tile
 from rose_gen.assets.emoji.vendors import EMOJI_VENDORS, NOTO_BITMAP_SIZE, noto_font
 
 
@@ -92,13 +92,33 @@ def _svg_rgba(data: bytes, size: int) -> Image.Image:
     image.flush()
     w, h = image.get_width(), image.get_height()
     argb = np.frombuffer(image.get_data(), np.uint32).reshape(h, image.get_stride() // 4)[:, :w]  # native-endian
-    alpha = argb >> 24
-    half, safe = alpha // 2, np.maximum(alpha, 1)
-    rgba = np.stack([(((argb >> shift) & 255) * 255 + half) // safe for shift in (16, 8, 0)] + [alpha],
-                    axis=-1).astype(np.uint8)
-    rgba[alpha == 0] = 0
+    rgba = unpremultiplied(argb)
     surface.finish()
     return Image.fromarray(rgba, "RGBA")
+
+
+@cache
+def _unpremultiply_table() -> np.ndarray:
+    """(256 * 256,) uint8: straight value of premultiplied channel ``c`` at alpha ``a`` (index
+    ``a * 256 + c``), rounded as cairo's PNG writer does; 0 where alpha is 0."""
+    a = np.arange(256, dtype=np.uint32)[:, None]
+    c = np.arange(256, dtype=np.uint32)[None, :]
+    table = ((c * 255 + a // 2) // np.maximum(a, 1)).astype(np.uint8)
+    table[0] = 0
+    return table.reshape(-1)
+
+
+def unpremultiplied(argb: np.ndarray) -> np.ndarray:
+    """Straight RGBA uint8 ``(h, w, 4)`` of cairo's premultiplied native-endian ARGB32 pixels
+    ``(h, w)`` uint32 (one table look-up per channel)."""
+    table = _unpremultiply_table()
+    alpha = argb >> 24
+    base = alpha << 8
+    rgba = np.empty(argb.shape + (4,), dtype=np.uint8)
+    for channel, shift in enumerate((16, 8, 0)):
+        rgba[..., channel] = table[base | ((argb >> shift) & 255)]
+    rgba[..., 3] = alpha
+    return rgba
 
 
 def _render_svg(data: bytes, size: int) -> Image.Image:
@@ -147,17 +167,23 @@ def _probe(vendor_name: str, key: str, path: str, sha256: str) -> Image.Image:
     return _render_art(vendor_name, key, path, FIT_PROBE)
 
 
+@lru_cache(maxsize=32)  # up to 256 KB each; per asset, whatever the cell size
+def _fit_crop(vendor_name: str, key: str, path: str, sha256: str) -> Image.Image:
+    """The probe render's premultiplied ink-box crop fitted tiles are resized from (:func:`rose_gen.assets.emoji.fit.fit_crop`)."""
+    return fit_crop(_probe(vendor_name, key, path, sha256))
+
+
 @lru_cache(maxsize=64)  # reuse is within a scene; a large cache only grows with the release
 def _cached_tile(vendor_name: str, key: str, path: str, sha256: str, size: int, fit: float | None = None) -> bytes:
     """RGB tile bytes; the key includes the asset's sha256, the size and the fit share.
 
     ``fit`` None: the vendor's canvas drawn into the art square (its own margins kept);
     a share: the art scaled so its ink box covers that share of the art square
-    (:func:`rose_gen.assets.emoji.fit.fitted_tile`).
+    (:func:`rose_gen.assets.emoji.fit.fitted_tile`, from the asset's cached crop).
     """
     pad, side = art_box(size)
     if fit is not None:
-        return fitted_tile(_probe(vendor_name, key, path, sha256), size, pad, float(fit)).tobytes()
+        return fitted_crop_tile(_fit_crop(vendor_name, key, path, sha256), size, pad, float(fit)).tobytes()
     cell = Image.new("RGBA", (size, size), (0, 0, 0, 0))
     cell.paste(_render_art(vendor_name, key, path, side), (pad, pad))
     return _on_white(cell).tobytes()

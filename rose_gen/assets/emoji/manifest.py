@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from assets_manifest import ManifestError, load_manifest, manifest_path, sha256_file
@@ -34,9 +35,19 @@ def emoji_manifest(name: str) -> Any:
         raise EmojiAssetError(str(exc)) from None
 
 
-def identity_records() -> dict[str, dict[str, Any]]:
-    """Key -> identity record of ``emoji_style_identities.json``."""
-    return _identity_records(emoji_manifest("emoji_style_identities"))
+def identity_records() -> Mapping[str, dict[str, Any]]:
+    """Key -> identity record of ``emoji_style_identities.json`` (read-only; indexed once per
+    parsed manifest: sources ask for it once a scene)."""
+    doc = emoji_manifest("emoji_style_identities")
+    indexed = _INDEXED.get("emoji_style_identities")
+    if indexed is None or indexed[0] is not doc:
+        indexed = (doc, MappingProxyType(_identity_records(doc)))
+        _INDEXED["emoji_style_identities"] = indexed
+    return indexed[1]
+
+
+# Manifest name -> (the parsed document, its index): one entry per manifest, replaced when the file changes.
+_INDEXED: dict[str, tuple[Any, Mapping[str, dict[str, Any]]]] = {}
 
 
 def _identity_records(doc: Any) -> dict[str, dict[str, Any]]:

@@ -56,11 +56,11 @@ class EmojiVendor:
         """Folder that asset paths are relative to (site-packages, or / for Debian files)."""
         if self.package_kind == "debian":
             return Path("/")
-        spec = importlib.util.find_spec(self.import_name or "")
-        if spec is None or spec.origin is None:
+        root = _package_root(self.import_name or "")
+        if root is None:
             raise EmojiAssetError(f"emoji vendor {self.name}: Python package {self.import_name} is not "
                                   f"installed (provided by {self.install_hint()})")
-        return Path(spec.origin).resolve().parent.parent
+        return root
 
     def version(self) -> str:
         """Installed version of the providing package."""
@@ -76,6 +76,20 @@ class EmojiVendor:
         except FileNotFoundError:
             return "unknown"
         return res.stdout.strip() if res.returncode == 0 else "unknown"
+
+
+def _package_root(import_name: str) -> Path | None:
+    """The folder holding an installed package (its parent's parent of ``__init__``), None if absent."""
+    if import_name not in _PACKAGE_ROOTS:
+        spec = importlib.util.find_spec(import_name) if import_name else None
+        if spec is None or spec.origin is None:
+            return None  # not remembered: an install later in the process is seen
+        _PACKAGE_ROOTS[import_name] = Path(spec.origin).resolve().parent.parent
+    return _PACKAGE_ROOTS[import_name]
+
+
+_PACKAGE_ROOTS: dict[str, Path] = {}  # one entry per vendor package: every tile asks for its root
+
 
 EMOJI_VENDORS: Registry[EmojiVendor] = Registry("emoji vendor")
 

@@ -136,13 +136,17 @@ def nearest_index(src: int, dst: int) -> np.ndarray:
 
 
 def render_sprite(rgba: np.ndarray, cell_size: int, background: Sequence[int] = BACKGROUND) -> Image.Image:
-    """Nearest-neighbour 'stretch' of a sprite to a ``cell_size`` square RGB tile on ``background``."""
+    """Nearest-neighbour 'stretch' of a sprite to a ``cell_size`` square RGB tile on ``background``.
+
+    Each sprite pixel is composited on the background once, then repeated (compositing is
+    per pixel, so this equals compositing every cell pixel).
+    """
     h, w = rgba.shape[:2]
-    up = rgba[nearest_index(h, cell_size)][:, nearest_index(w, cell_size)].astype(np.uint16)
-    alpha = up[..., 3:4]
+    src = np.asarray(rgba).astype(np.uint16)
+    alpha = src[..., 3:4]
     bg = np.asarray(background, dtype=np.uint16).reshape(1, 1, 3)
-    rgb = (up[..., :3] * alpha + bg * (255 - alpha) + 127) // 255
-    return Image.fromarray(rgb.astype(np.uint8), "RGB")
+    rgb = ((src[..., :3] * alpha + bg * (255 - alpha) + 127) // 255).astype(np.uint8)
+    return Image.fromarray(rgb[nearest_index(h, cell_size)][:, nearest_index(w, cell_size)], "RGB")
 
 
 def edit_difference(a: np.ndarray, b: np.ndarray, cell_size: int = MIN_CELL_SIZE) -> TileDifference:

@@ -159,3 +159,40 @@ def test_noise_floor_raises_the_thresholds_to_the_scenes_own_noise() -> None:
     assert raised.max_ssim < DEFAULT_THRESHOLDS.max_ssim
     # A shift as large as the siblings' own differences no longer counts as visible.
     assert not is_visible(compare(noisy[0], noisy[1]), raised)
+
+
+def _random_tiles() -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    palette = rng.integers(0, 256, (9, 3), dtype=np.uint8)
+    blocks = palette[rng.integers(0, 9, (14, 11))].repeat(5, 0).repeat(5, 1)  # pixel art: few colours
+    smooth = np.clip(rng.normal(190, 70, (47, 47, 3)), 0, 255).astype(np.uint8)  # anti-aliased: many
+    return [blocks, smooth, _tile((200, 30, 60))]
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_look_of_a_uint8_tile_equals_converting_and_blurring_every_pixel(index):
+    from scipy.ndimage import gaussian_filter
+    from skimage.color import rgb2lab
+
+    from rose_gen.assets.visibility import chroma, lab
+
+    tile = _random_tiles()[index]
+    seen = look(tile)
+    rgb = tile.astype(np.float64)
+    every = rgb2lab(tile)  # every pixel converted, no table of distinct colours
+    assert np.array_equal(lab(tile), every)
+    assert np.array_equal(chroma(tile), every[..., 1:])
+    assert np.array_equal(seen.chroma, gaussian_filter(every[..., 1:], (2.0, 2.0, 0)))
+    assert np.array_equal(seen.luminance, gaussian_filter(rgb @ np.array([0.299, 0.587, 0.114]) / 255.0, 1.0))
+    assert np.array_equal(chroma(rgb), every[..., 1:])  # the float path agrees with the uint8 one
+
+
+def test_distinct_equals_numpy_unique():
+    from rose_gen.assets.visibility import distinct
+
+    rng = np.random.default_rng(8)
+    for n, high in ((0, 5), (1, 5), (500, 3), (5000, 2**24), (20000, 40)):
+        values = rng.integers(0, high, n).astype(np.uint32)
+        got = distinct(values)
+        assert got.dtype == values.dtype and np.array_equal(got, np.unique(values))
+    assert np.array_equal(distinct(np.array([[3, 1], [1, 2]])), [1, 2, 3])

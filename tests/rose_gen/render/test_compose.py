@@ -324,3 +324,32 @@ def test_a_source_that_fills_the_cell_is_always_inset() -> None:
     inset = composed_tiles(FillingPatchSource(), drawn, 40)
     m = tile_margin(40)
     assert np.array_equal(inset[1][m:40 - m, m:40 - m], np.asarray(PatchSource().render_tile(pair, "target", 40 - 2 * m)))
+
+
+@pytest.mark.parametrize(("rows", "cols", "cell"), [(1, 1, 7), (1, 5, 9), (6, 1, 8), (7, 9, 13)])
+def test_compose_grid_equals_pasting_every_cell(rows: int, cols: int, cell: int) -> None:
+    rng = np.random.default_rng(rows * 100 + cols)
+    majority, target = (rng.integers(0, 256, (cell, cell, 3), dtype=np.uint8) for _ in range(2))
+    target_cells = [(int(rng.integers(1, rows + 1)), int(rng.integers(1, cols + 1))) for _ in range(3)]
+    want = np.zeros((rows * cell, cols * cell, 3), dtype=np.uint8)
+    for r in range(rows):
+        for c in range(cols):
+            tile = target if (r + 1, c + 1) in target_cells else majority
+            want[r * cell:(r + 1) * cell, c * cell:(c + 1) * cell] = tile
+    assert np.array_equal(compose_grid(majority, target, rows, cols, target_cells), want)
+
+
+def test_cue_distances_equal_converting_every_distinct_colour_afresh() -> None:
+    from rose_gen.render.compose import MIN_CONTENT_CHROMA, content_lab
+
+    rng = np.random.default_rng(4)
+    palette = rng.integers(0, 256, (12, 3), dtype=np.uint8)
+    tiles = [palette[rng.integers(0, 12, (30, 30))], np.clip(rng.normal(160, 80, (30, 30, 3)), 0, 255).astype(np.uint8)]
+    colours = np.unique(np.concatenate([t.reshape(-1, 3) for t in tiles]), axis=0)  # sorted as (r, g, b) codes are
+    lab = rgb2lab(colours[None])[0]
+    want = lab[np.hypot(lab[:, 1], lab[:, 2]) >= MIN_CONTENT_CHROMA]
+    assert np.array_equal(content_lab(tiles), want)
+    pal = rgb2lab(np.asarray([rgb for _, rgb in CUE_PALETTE], dtype=np.uint8)[None])[0]
+    for _ in range(2):  # the palette's conversion is cached: the second call must agree too
+        d = np.sqrt(((pal[:, None, :] - want[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+        assert np.array_equal(cue_color_distances(tiles, CUE_PALETTE), np.round(d, 6))

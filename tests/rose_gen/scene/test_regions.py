@@ -165,3 +165,73 @@ def test_registry_and_errors():
                       exclude_type="VISUAL_REGION")
     with pytest.raises(RegionError, match="unknown region case"):
         sample_region("RECTANGLE", np.random.default_rng(0), 9, 9, [(1, 1)], "some")
+
+
+# -- the vectorised enumeration and the lazy case codes equal the straightforward ones ----------
+
+
+def _enumerated(kind, rows: int, cols: int, sizes: RegionSizes) -> tuple[np.ndarray, np.ndarray]:
+    """Every box class by class, one meshgrid of top-left corners each."""
+    parts, groups = [], []
+    for g, (h, w) in enumerate(kind.size_classes(rows, cols, sizes)):
+        r1, c1 = np.meshgrid(np.arange(1, rows - h + 2), np.arange(1, cols - w + 2), indexing="ij")
+        r1, c1 = r1.ravel(), c1.ravel()
+        parts.append(np.stack([r1, r1 + h - 1, c1, c1 + w - 1], axis=1))
+        groups.append(np.full(r1.size, g))
+    return np.concatenate(parts), np.concatenate(groups)
+
+
+@pytest.mark.parametrize("name", ["ROW_RANGE", "COL_RANGE", "RECTANGLE"])
+def test_candidates_equal_a_meshgrid_per_size_class(name):
+    kind = REGION_KINDS.get(name)
+    for rows in range(2, 13):
+        for cols in range(2, 13):
+            for sizes in (SIZES, RegionSizes(1, 6, 1, 9)):
+                if not kind.size_classes(rows, cols, sizes):
+                    continue
+                boxes, group = _enumerated(kind, rows, cols, sizes)
+                cand = kind.candidates(rows, cols, sizes)
+                assert cand.boxes.dtype == boxes.dtype and np.array_equal(cand.boxes, boxes)
+                assert np.array_equal(cand.group, group)
+                assert np.array_equal(cand.starts, np.searchsorted(group, np.arange(cand.n_groups)))
+                assert np.array_equal(cand.counts, np.bincount(group))
+
+
+def _sampled_box(kind, rng, rows, cols, targets, wanted_rank, sizes, complement):
+    """Every candidate's case first, then the bounded draws, then the nearest-case fallback."""
+    boxes, group = _enumerated(kind, rows, cols, sizes)
+    n_groups = int(group.max()) + 1
+    inside = np.array([targets[r1 - 1:r2, c1 - 1:c2].sum() for r1, r2, c1, c2 in boxes])
+    total = int(targets.sum())
+    if complement:
+        inside = total - inside
+    codes = np.where(inside == 0, 0, np.where(inside == total, 2, 1))
+    group_draw = rng.integers(0, n_groups, size=sizes.attempts)
+    pos_draw = rng.random(sizes.attempts)
+    fallback_draw = rng.random()
+    starts, counts = np.searchsorted(group, np.arange(n_groups)), np.bincount(group)
+    picks = starts[group_draw] + (pos_draw * counts[group_draw]).astype(int)
+    for idx in picks:
+        if codes[idx] == wanted_rank:
+            return boxes[idx], int(codes[idx])
+    distance = np.abs(codes - wanted_rank)
+    pool = np.flatnonzero(distance == distance.min())
+    idx = pool[min(int(fallback_draw * pool.size), pool.size - 1)]
+    return boxes[idx], int(codes[idx])
+
+
+def test_sampled_boxes_equal_the_all_candidates_reference():
+    from rose_gen.scene.regions import _sample_box
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        rows, cols = (int(v) for v in rng.integers(3, 12, size=2))
+        targets = rng.random((rows, cols)) < rng.choice([0.02, 0.1, 0.4])
+        kind = REGION_KINDS.get(str(rng.choice(["ROW_RANGE", "COL_RANGE", "RECTANGLE"])))
+        sizes = RegionSizes(attempts=int(rng.choice([1, 3, 24])))
+        if not kind.size_classes(rows, cols, sizes):
+            continue
+        wanted, complement = int(rng.integers(0, 3)), bool(rng.integers(0, 2))
+        want = _sampled_box(kind, np.random.default_rng(trial), rows, cols, targets, wanted, sizes, complement)
+        got = _sample_box(kind, np.random.default_rng(trial), rows, cols, targets, wanted, sizes, complement)
+        assert np.array_equal(got[0], want[0]) and got[1] == want[1], (trial, kind.name, rows, cols)

@@ -55,3 +55,49 @@ def test_edge_to_edge_artwork_keeps_a_white_margin(size):
                            tile[:, :pad].reshape(-1, 3), tile[:, -pad:].reshape(-1, 3)])
     assert ring.min() == 255
     assert tile[pad:-pad, pad:-pad].min() < 128
+
+
+def test_unpremultiplied_equals_per_pixel_division():
+    import numpy as np
+
+    from rose_gen.assets.emoji.artwork import unpremultiplied
+
+    rng = np.random.default_rng(3)
+    alpha = rng.integers(0, 256, (31, 17), dtype=np.uint32)
+    alpha[:3] = 0
+    alpha[-3:] = 255
+    channels = [rng.integers(0, 256, alpha.shape, dtype=np.uint32) * alpha // 255 for _ in range(3)]
+    argb = (alpha << 24) | (channels[0] << 16) | (channels[1] << 8) | channels[2]
+    want = np.zeros(alpha.shape + (4,), dtype=np.uint8)
+    for y in range(alpha.shape[0]):
+        for x in range(alpha.shape[1]):
+            a = int(alpha[y, x])
+            if a:  # cairo's PNG writer: (c * 255 + a / 2) / a, in integers
+                want[y, x] = [(int(c[y, x]) * 255 + a // 2) // a for c in channels] + [a]
+    assert np.array_equal(unpremultiplied(argb), want)
+
+
+def test_cached_fit_crop_equals_a_fresh_render():
+    import numpy as np
+
+    from rose_gen.assets.emoji import artwork
+    from rose_gen.assets.emoji.fit import fit_crop
+
+    for vendor in ("twemoji", "openmoji", "noto"):
+        a = asset(vendor)
+        cached = artwork._fit_crop(a.vendor, a.key, a.path, a.sha256)
+        assert cached is artwork._fit_crop(a.vendor, a.key, a.path, a.sha256)
+        fresh = fit_crop(artwork._render_art(a.vendor, a.key, a.path, artwork.FIT_PROBE))
+        assert cached.mode == fresh.mode == "RGBa" and np.array_equal(np.asarray(cached), np.asarray(fresh))
+
+
+def test_fitted_tiles_are_cut_from_the_cached_crop_as_from_the_probe():
+    import numpy as np
+
+    from rose_gen.assets.emoji.artwork import art_box, probe_render
+    from rose_gen.assets.emoji.fit import fitted_tile
+
+    a = asset("twemoji")
+    for size in (42, 80):
+        tile = render_asset(a, size, fit=0.5)
+        assert np.array_equal(np.asarray(tile), fitted_tile(probe_render(a), size, art_box(size)[0], 0.5))

@@ -47,3 +47,17 @@ def test_manifest_verified_with_other_geometry_is_refused():
         check_verification({"verification": {"art_margin": ART_MARGIN + 0.1, "cell_size": 42}}, "x")
     with pytest.raises(EmojiAssetError, match="rebuild"):
         check_verification({"verification": {"art_margin": ART_MARGIN, "cell_size": 64}}, "x", 42)
+
+
+def test_identity_index_is_built_once_per_parsed_manifest_and_read_only(monkeypatch):
+    from rose_gen.assets.emoji import manifest
+
+    first = identity_records()
+    assert identity_records() is first
+    doc = manifest.emoji_manifest("emoji_style_identities")
+    assert dict(first) == {r["key"]: r for r in doc["identities"]}
+    with pytest.raises(TypeError):
+        first["x"] = {}  # type: ignore[index]
+    changed = {**doc, "identities": doc["identities"][:3]}  # the file changed: a new parsed document
+    monkeypatch.setattr(manifest, "emoji_manifest", lambda name: changed)
+    assert list(identity_records()) == [r["key"] for r in doc["identities"][:3]]

