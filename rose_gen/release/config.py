@@ -223,6 +223,8 @@ def build_config(cfg: DictConfig) -> GenConfig:
     e = cfg.export
     _require(e.parquet_rows_per_group >= 1, "export.parquet_rows_per_group must be at least 1")
     _require(e.parquet_rows_per_file >= 0, "export.parquet_rows_per_file must be 0 (one file per split) or more")
+    _require(e.parquet_max_rows_per_file >= 0,
+             "export.parquet_max_rows_per_file must be 0 (no cap) or more")
     _require(e.parquet_compression in ("none", "snappy", "gzip", "zstd", "brotli", "lz4"),
              f"export.parquet_compression {e.parquet_compression!r} must be one of none, snappy, gzip, zstd, "
              "brotli, lz4")
@@ -246,7 +248,8 @@ def build_config(cfg: DictConfig) -> GenConfig:
                                             mask_alpha=float(r.cue.mask_alpha)))
     export = ExportSettings(parquet=bool(e.parquet), parquet_rows_per_group=int(e.parquet_rows_per_group),
                             parquet_compression=str(e.parquet_compression), bridges=bool(e.bridges),
-                            parquet_rows_per_file=int(e.parquet_rows_per_file))
+                            parquet_rows_per_file=int(e.parquet_rows_per_file),
+                            parquet_max_rows_per_file=int(e.parquet_max_rows_per_file))
     output_dir = Path(cfg.output_dir) if cfg.output_dir else None
     return GenConfig(seed=int(cfg.seed), plans=tuple(plans), render=render, export=export,
                      plugins=tuple(cfg.plugins), recorded=recorded_config(cfg),

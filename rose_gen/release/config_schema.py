@@ -89,6 +89,7 @@ class ExportConf:
     parquet_compression: str = "zstd"
     bridges: bool = True
     parquet_rows_per_file: int = 0
+    parquet_max_rows_per_file: int = 20000
 
 
 @dataclass

@@ -33,7 +33,7 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,25 @@ class ExportSettings:
     parquet_compression: str = "zstd"
     bridges: bool = True
     parquet_rows_per_file: int = 0  # 0: one data/<split>.parquet; n: HF-style files of at most n rows
+    parquet_max_rows_per_file: int = 20000  # with 0 above: larger splits get HF-style files of this many rows
+
+    def rows_per_file(self, split_rows: Sequence[int]) -> int:
+        """Rows per Parquet file for a release whose splits have ``split_rows`` rows (0: one file per split).
+
+        A Parquet writer keeps every row group's metadata (~100 KB for our ~120 columns) until
+        the file is closed, so one file per split would make the export's memory grow with the
+        release: past ``parquet_max_rows_per_file`` rows in some split, every split is written
+        as Hugging Face-style files of that many rows.
+        """
+        if self.parquet_rows_per_file > 0:
+            return self.parquet_rows_per_file
+        cap = self.parquet_max_rows_per_file
+        return cap if cap > 0 and max(split_rows, default=0) > cap else 0
+
+    @property
+    def file_rows_step(self) -> int:
+        """Row step at which JSONL offsets are recorded (where a Parquet file may start)."""
+        return self.parquet_rows_per_file or self.parquet_max_rows_per_file
 
 
 @dataclass(frozen=True)
@@ -170,7 +189,7 @@ class ReleaseWriter(AtomicFolder):
             if row["image"] not in self.files:
                 raise ReleaseError(f"row {row['item_id']} names image {row['image']} that the scene did not render")
             split = _split_of(row)
-            self._sink(self.main_file(split), self.settings.parquet_rows_per_file).write(row)
+            self._sink(self.main_file(split), self.settings.file_rows_step).write(row)
             self.columns[split].add(row)
             self.task_counts[(row["rose_subset"], split, row["task_template"])] += 1
         if rows.main:
@@ -202,22 +221,23 @@ class ReleaseWriter(AtomicFolder):
             self.files[rel] = sink.digest.hexdigest()
         columns = self.columns["dev"].then(self.columns["test"]).columns()
         parquet_files: dict[str, list[str]] = {}
-        if self.settings.parquet:  # every file a job: pyarrow compresses and writes without the GIL
-            s = self.settings
+        s = replace(self.settings, parquet_rows_per_file=self.settings.rows_per_file(
+            [self.sinks[self.main_file(split)].rows for split in SPLITS]))
+        if s.parquet:  # every file a job: pyarrow compresses and writes without the GIL
             jobs = []
             for split in SPLITS:
                 sink = self.sinks[self.main_file(split)]
                 names = parquet_names(split, sink.rows, s.parquet_rows_per_file)
                 parquet_files[split] = [rel for rel, _, _ in names]
                 jobs += [(rel, read_rows(sink.path, offset, stop - start))
-                         for (rel, start, stop), offset in zip(names, sink.offsets, strict=True)]
+                         for (rel, start, stop), offset in zip(names, sink.offsets[:len(names)], strict=True)]
             with ThreadPoolExecutor(max(2, min(len(jobs), os.cpu_count() or 2))) as pool:
                 done = [(rel, pool.submit(write_parquet, tmp, rel, rows, columns, rows_per_group=s.parquet_rows_per_group,
                                           compression=s.parquet_compression)) for rel, rows in jobs]
                 for rel, job in done:
                     self.files[rel] = job.result()
         counts = self._counts()
-        self.write_file(CARD_FILE, dataset_card(info, columns, counts, self.settings, parquet_files).encode("utf-8"))
+        self.write_file(CARD_FILE, dataset_card(info, columns, counts, s, parquet_files).encode("utf-8"))
         self.write_file(LICENSES_FILE, licenses_text(info).encode("utf-8"))
         self.write_summary({
             "dataset": info.dataset_name,

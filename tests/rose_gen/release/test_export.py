@@ -181,3 +181,28 @@ def test_add_file_lands_in_the_release_and_its_summary(tmp_path) -> None:
     summary = json.loads((path / SUMMARY_FILE).read_text(encoding="utf-8"))
     assert summary["files"]["extra/report.json"] == sha256_path(path / "extra" / "report.json")
     assert not (tmp_path / "escape.json").exists() and not (tmp_path.parent / "b.json").exists()
+
+
+def test_rows_per_file_caps_large_splits_only() -> None:
+    settings = ExportSettings(parquet_max_rows_per_file=100)
+    assert settings.rows_per_file([40, 100]) == 0  # v0.1-sized: one data/<split>.parquet
+    assert settings.rows_per_file([40, 101]) == 100  # past the cap: every split in files of 100 rows
+    assert ExportSettings(parquet_rows_per_file=7, parquet_max_rows_per_file=100).rows_per_file([5, 5]) == 7
+    assert ExportSettings(parquet_max_rows_per_file=0).rows_per_file([10**6, 10**6]) == 0  # no cap
+
+
+def test_a_split_past_the_cap_is_written_as_the_same_files_as_asked_for(release, tmp_path) -> None:
+    """The cap writes exactly the Hugging Face-style files ``parquet_rows_per_file`` would (card too)."""
+    out, expected = release
+    n_test = len(expected["main"]["test"])
+    capped = generate_release(_config(tmp_path / "capped", f"export.parquet_max_rows_per_file={n_test - 1}")).path
+    asked = generate_release(_config(tmp_path / "asked", f"export.parquet_rows_per_file={n_test - 1}")).path
+    files = sorted(p.name for p in (capped / "data").iterdir())
+    assert files == sorted(p.name for p in (asked / "data").iterdir())
+    assert files == ["dev-00000-of-00001.parquet", "test-00000-of-00002.parquet", "test-00001-of-00002.parquet"]
+    for name in files:
+        assert (capped / "data" / name).read_bytes() == (asked / "data" / name).read_bytes()
+    assert (capped / "README.md").read_text() == (asked / "README.md").read_text()
+    rows = [r for name in files if name.startswith("test") for r in pq.read_table(capped / "data" / name).to_pylist()]
+    assert [r["item_id"] for r in rows] == [r["item_id"] for r in expected["main"]["test"]]
+    assert sorted(p.name for p in (out / "data").iterdir()) == ["dev.parquet", "test.parquet"]  # under the cap
