@@ -13,10 +13,27 @@ Usage: .venv/bin/python bench/bench_gen.py [--profile v0_1] [--workers 2] [--out
    main + workers together, sampled from /proc every 50 ms. ``--scale 4`` multiplies every
    subset's scene counts (4x v0.1) to show whether memory grows with the release.
 
-The goal is wall <= 1.2 x floor (issue 15; 1.5 before). CPU seconds (main process + workers) are reported next
+The goal is wall <= 1.2 x floor (issue 15; 1.5 before); ``cpu_main_s`` and ``cpu_workers_s`` split the CPU. CPU seconds (main process + workers) are reported next
 to wall seconds for both, because on a shared machine other jobs stretch wall time. Every subset uses its real source when it is installed
 (its module imports and its pool builds); otherwise the Latin test source stands in and
 the report says so.
+
+Issue 15, each scene drawn, checked and rendered in one worker (the visibility check's tiles
+are the rendered tiles; the main process draws no pixels) and cheaper per-scene work
+(bench/bench_scene_cost.py), v0_1, workers=2, idle 2-core VM (load 0.5-1.4), 2026-11-30:
+
+    before (main after issue 10): wall 52.45 s, floor 21.42 s -> 2.45; CPU 93.4 s vs 62.0 s;
+                                  peak RSS main 527 MB, largest worker 410 MB, together 1,017 MB
+    after:  wall 33.77 s (89.6 images/s), floor 19.82 s -> 1.70; CPU 64.7 s (main 6.7 + workers 58.0)
+            vs 56.6 s for the floor's decode + encode; peak RSS main 326 MB, largest worker 384 MB,
+            together 920 MB
+    4x (--scale 4 --no-floor, 6,048 scenes): wall 128.5 s (3.8x the 1x wall), CPU 246 s (main 26.4);
+            peak RSS main 411 MB, largest worker 390 MB, together 969 MB (+5 % over 1x)
+    The main process holds ~131 MB (1x) to ~150 MB (4x) while rendering; its peak is the Parquet
+    commit (two files written at once; a writer keeps ~100 KB of footer per row group until the
+    file closes, so splits past export.parquet_max_rows_per_file rows are written as several files).
+    Goal 1.2x not met: of the 64.7 s CPU, ~39 s is PNG encoding (the floor); the rest is the
+    emoji SVG tiles, the visibility measure, planning, rows and Parquet.
 
 Issue 15 (streaming export, bounded tile/font caches, SVG tiles without a PNG round trip,
 one array -> Pillow copy per scene), before -> after, each pair run back to back on the
@@ -50,7 +67,8 @@ so its wall and CPU are not comparable; memory is):
     main RSS (sampled every 5 s): 4x before 870-882 MB at two samples late in rendering;
     4x after flat within each subset but stepping up as later sources start (glyph ~370 MB,
     emoji ~440 MB, pixel ~590 MB), then 670 MB in the last ~20 s (end of rendering or the Parquet commit). Goal (4x within
-    10 % of 1x) not met: 670 vs 562 MB (+19 %; before +61 %); the steps are not explained yet.
+    10 % of 1x) not met: 670 vs 562 MB (+19 %; before +61 %). The steps were the main process
+    drawing each source's tiles for the visibility check (per-source caches); it draws none now (above).
 
 Root cause: not the scene plans (tracemalloc: ~5 KB a SceneSpec, 7.5 MB for all of 1x),
 but rendered results. The old pipeline planned every subset before reading a result while
@@ -63,7 +81,8 @@ Floor: planning now costs a large share of the CPU. cProfile of ``plan_subsets``
 tiles drawn by cairosvg and fitted, 47 %; the visibility measure, 20 %), and the workers
 draw the same tiles again. In-process rendering (200 scenes): PNG encode 52 % of
 ``process_scene``, emoji tiles 23 %. Next step: check visibility where the scene is
-rendered (in the workers) or hand the checked tiles to the renderer.
+rendered (in the workers) or hand the checked tiles to the renderer. (Done: both, see the
+first block.)
 
 Under that load wall times are 7-8x the idle ones; the ratios and RSS are the figures to
 compare, and the idle re-run is the lead's.
