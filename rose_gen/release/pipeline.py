@@ -34,7 +34,6 @@ from rose_gen.render.compose import RGB, CueSettings, RenderSettings, render_sce
 from rose_gen.render.degrade import needs_preset_render, render_preset_scene
 from rose_gen.scene.redraw import DrawnCheck
 from rose_gen.sources import SOURCES, load_sources
-from rose_gen.tasks.templates import build_scene_rows
 
 if TYPE_CHECKING:  # workers import this module: keep Hydra and pyarrow out of it
     from rose_gen.release.config import GenConfig
@@ -58,8 +57,7 @@ def scene_rows(scene: SceneSpec, cue: CueSettings | None = None) -> SceneRows:
     scene's two tiles (no images are composed or encoded).
     """
     cue = CueSettings() if cue is None else cue
-    color = scene_cue_color(scene, SOURCES.get(scene.source), cue)
-    return build_scene_rows(scene, base_image_record(scene), cue_image_record(scene, color))
+    return rows_of(scene, scene_cue_color(scene, SOURCES.get(scene.source), cue))
 
 
 def render_images(scene: SceneSpec, settings: RenderSettings,
