@@ -151,7 +151,8 @@ def read_shard_summary(folder: Path) -> dict[str, Any] | None:
 
 
 def finished_shard(spec: ShardSpec, config: Mapping[str, Any]) -> bool:
-    """Whether ``spec``'s folder already holds this shard of a release with ``config`` (resume).
+    """Whether ``spec``'s folder already holds this shard of a release with ``config`` (resume), in this
+    rose-gen's shard format (an older shard is not kept: the merge could not read it).
 
     A folder holding anything else is refused later by the writer unless overwrite is set.
     """
@@ -159,7 +160,7 @@ def finished_shard(spec: ShardSpec, config: Mapping[str, Any]) -> bool:
     if summary is None:
         return False
     meta = summary.get("shard", {})
-    return (meta.get("index") == spec.index and meta.get("count") == spec.count
+    return (meta.get("format") == SHARD_FORMAT and meta.get("index") == spec.index and meta.get("count") == spec.count
             and summary.get("config") == json.loads(json.dumps(config))
             and all((spec.folder / rel).is_file() for rel in summary.get("files", {})))
 

@@ -103,6 +103,17 @@ def test_a_finished_shard_is_kept_and_a_half_written_one_leaves_nothing(tmp_path
     assert sorted(p.name for p in Path(f"{out}.shards").iterdir()) == ["shard-0-of-2", "shard-1-of-2"]
 
 
+def test_a_shard_of_an_older_format_is_not_kept_as_finished(tmp_path) -> None:
+    out = tmp_path / "rel"
+    first = _shards(out, 2)[0]
+    summary = json.loads((first / SHARD_SUMMARY).read_text())
+    summary["shard"]["format"] = 1  # what rose-gen wrote before shards recorded drawn specs
+    (first / SHARD_SUMMARY).write_text(json.dumps(summary))
+    with pytest.raises(RuntimeError, match="holds something other than shard 0 of 2"):
+        generate_release(_config(out, "shard.index=0", "shard.count=2"))
+    assert generate_release(_config(out, "shard.index=0", "shard.count=2", "overwrite=true")).written
+
+
 def _merge_error(capsys, *args: str | Path) -> str:
     assert main(["merge", *map(str, args)]) == 2
     err = capsys.readouterr().err
