@@ -7,6 +7,7 @@ a skip.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,3 +68,19 @@ def mini_release(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("mini_release") / "release"
     overrides = [f"output_dir={out}", "progress=false", *latin_overrides(scenes=3, dev=1, small=False)]
     return generate_release(load_config(overrides)).path
+
+
+@pytest.fixture
+def interruptible_children() -> Iterator[None]:
+    """Child processes started in the test take Ctrl-C as a terminal user's would.
+
+    A shell starts background jobs with SIGINT ignored, and an ignored signal stays ignored
+    across fork and exec, so a suite run in the background (``./run.sh test &``) would give
+    its children no KeyboardInterrupt at all. While the test runs, this process handles
+    SIGINT, and a handled signal is reset to the default in an exec'd child.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

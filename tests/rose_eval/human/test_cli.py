@@ -23,7 +23,8 @@ def _run(argv: list[str]) -> int:
         return int(exc.code)
 
 
-def test_the_command_serves_prints_its_address_and_stops_on_ctrl_c(mini_release, tmp_path) -> None:
+def test_the_command_serves_prints_its_address_and_stops_on_ctrl_c(mini_release, tmp_path,
+                                                                   interruptible_children) -> None:
     out = tmp_path / "h.jsonl"
     proc = subprocess.Popen(
         [sys.executable, "-m", "rose_eval.human.cli", "--dataset_root", str(mini_release), "--output", str(out),

@@ -225,7 +225,7 @@ def test_retry_after_parsing():
     assert parse_retry_after("junk") is None and parse_retry_after(None) is None
 
 
-def test_ctrl_c_stops_cleanly_and_resume_finishes(release, chat_server, tmp_path):
+def test_ctrl_c_stops_cleanly_and_resume_finishes(release, chat_server, tmp_path, interruptible_children):
     server = chat_server(lambda i, body, headers: (200, {}, ok_reply("DONE")[2], 0.15))
     out = tmp_path / "p.jsonl"
     cmd = [sys.executable, "-m", "rose_eval.runners.cli", "--dataset_root", str(release.root), "--split", "test",
