@@ -20,7 +20,7 @@ import importlib
 import multiprocessing
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -237,14 +237,9 @@ def plan_release(config: GenConfig) -> list[SceneSpec]:
 Progress = Callable[[Iterator[Any], int], Iterator[Any]]  # wraps the result stream (a progress bar)
 
 
-@dataclass(frozen=True)
-class SceneSink:
-    """Where a run's scenes go, by release position, in position order: their ``images`` and the
-    ``scene`` as drawn (difficulty not yet ranked: :class:`rose_gen.release.ranked_rows.RankedRows`)
-    with its cue colour."""
-
-    images: Callable[[int, Mapping[str, bytes]], None]
-    scene: Callable[[int, SceneSpec, RGB | None], None]
+# Where a run's scenes go, by release position, in position order: each one's images and its
+# spec as drawn (difficulty not yet ranked: rose_gen.release.ranked_rows.RankedRows).
+SceneSink = Callable[[int, DrawnResult], None]
 
 
 def release_jobs(plans: Sequence[SubsetPlan], owns: Callable[[int], bool] | None = None) -> Iterator[tuple[int, SceneJob]]:
@@ -281,9 +276,7 @@ def render_release(config: GenConfig, sink: SceneSink, *, owns: Callable[[int], 
             if progress is not None:
                 results = progress(results, n_jobs)
             for result in results:
-                position = positions.popleft()
-                sink.images(position, result.images)
-                sink.scene(position, result.scene, result.cue_color)
+                sink(positions.popleft(), result)
         return info.result()
 
 
@@ -302,8 +295,12 @@ def generate_release(config: GenConfig, *, progress: Progress | None = None) -> 
     check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)
     with ReleaseWriter(config.output_dir, config.export, overwrite=config.overwrite) as writer:
         ranked = RankedRows(hard_shares(config.plans), lambda _, rows: writer.add_rows(rows))
-        info = render_release(config, SceneSink(images=lambda _, images: writer.add_images(images), scene=ranked.add),
-                              progress=progress)
+
+        def store(position: int, result: DrawnResult) -> None:
+            writer.add_images(result.images)
+            ranked.add(position, result.scene, result.cue_color)
+
+        info = render_release(config, store, progress=progress)
         ranked.close()
         path, written = writer.commit(info)
     return GenerationResult(path=path, written=written, scenes=sum(p.n_scenes for p in config.plans))
@@ -323,7 +320,7 @@ def generate_shard(config: GenConfig, *, progress: Progress | None = None) -> Ge
         return GenerationResult(path=spec.folder.absolute(), written=False, scenes=spec.size(total))
     check_shard_target(spec, overwrite=config.overwrite)
     with ShardWriter(spec, overwrite=config.overwrite) as writer:
-        info = render_release(config, SceneSink(images=writer.add_images, scene=writer.add_scene), owns=spec.owns,
-                              progress=progress)
+        info = render_release(config, lambda position, r: writer.add_scene(position, r.images, r.scene, r.cue_color),
+                              owns=spec.owns, progress=progress)
         path, written = writer.commit(info, total)
     return GenerationResult(path=path, written=written, scenes=spec.size(total))

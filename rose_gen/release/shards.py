@@ -81,7 +81,6 @@ class ShardWriter(AtomicFolder):
         self.digest = hashlib.sha256()
         self.scenes = 0
         self.last = -1
-        self.pending: dict[int, dict[str, str]] = {}  # position -> its images' sha256, until its rows come
 
     def __enter__(self) -> ShardWriter:
         super().__enter__()
@@ -92,35 +91,27 @@ class ShardWriter(AtomicFolder):
         if self.fh is not None and not self.fh.closed:
             self.fh.close()
 
-    def add_images(self, position: int, images: Mapping[str, bytes]) -> None:
-        """Store the images of the scene at release ``position``; its rows follow with :meth:`add_rows`."""
+    def add_scene(self, position: int, images: Mapping[str, bytes], scene: SceneSpec,
+                  cue_color: tuple[int, int, int] | None) -> None:
+        """Store the scene at release ``position`` (positions must rise and belong to this shard): its
+        images, and a record of their sha256, its spec as drawn and its cue colour (the merge builds
+        its rows)."""
         if not self.spec.owns(position) or position <= self.last:
             raise ReleaseError(f"scene position {position} does not belong to shard {self.spec.index} of "
                                f"{self.spec.count} here (after {self.last})")
         for rel, data in images.items():
             self.write_file(rel, data)
-        self.pending[position] = {rel: self.files[rel] for rel in images}
-        self.last = position
-
-    def add_scene(self, position: int, scene: SceneSpec, cue_color: tuple[int, int, int] | None) -> None:
-        """Write the record of the scene at ``position``: its images' sha256 (stored just before by
-        :meth:`add_images`), its spec as drawn and its cue colour; the merge builds its rows."""
-        if not self.pending or next(iter(self.pending)) != position:
-            raise ReleaseError(f"scene position {position} arrives before its images or out of order "
-                               f"in shard {self.spec.index} of {self.spec.count}")
-        record = {"position": position, "images": self.pending.pop(position), "scene": scene.to_json(),
-                  "cue_color": None if cue_color is None else list(cue_color)}
+        record = {"position": position, "images": {rel: self.files[rel] for rel in images},
+                  "scene": scene.to_json(), "cue_color": None if cue_color is None else list(cue_color)}
         data = (json_line(record) + "\n").encode("utf-8")
         self.digest.update(data)
         self.fh.write(data)
         self.scenes += 1
+        self.last = position
 
     def commit(self, info: ReleaseInfo, release_scenes: int) -> tuple[Path, bool]:
         """Write the shard summary and move the folder into place."""
         self.close()
-        if self.pending:
-            raise ReleaseError(f"shard {self.spec.index} of {self.spec.count}: scene positions "
-                               f"{sorted(self.pending)[:3]} have images but no scene record")
         self.files[SCENES_FILE] = self.digest.hexdigest()
         want = self.spec.size(release_scenes)
         if self.scenes != want:

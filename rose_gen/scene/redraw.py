@@ -2,7 +2,7 @@
 
 A pool's pairs were verified once, at one reference size. A scene draws them at its own
 cell size, and a difficulty preset then shrinks, jitters and degrades them, so after
-planning every scene is checked as it will be rendered: :func:`drawn_visibility` renders
+planning every scene is checked as it will be rendered: :func:`check_drawn` renders
 the scene's base image (or, for a plain grid, its distinct tiles, which is the same
 thing), and judges every exception cell with :func:`rose_gen.assets.visibility.scene_visibility`,
 the measure ``rose-audit`` applies to the release (with the recorded jitter undone and the
@@ -51,7 +51,14 @@ class DrawnCheck:
 
 
 def check_drawn(scene: SceneSpec, source: VisualSource, thresholds: Thresholds | None = None) -> DrawnCheck:
-    """Judge every exception of ``scene`` as it will be rendered (see :func:`drawn_visibility`)."""
+    """Judge every exception of ``scene`` as it will be rendered; ``reasons`` holds one line per
+    invisible cell, empty when all are visible.
+
+    Scenes with jitter or degradation are rendered whole and judged like a release image
+    (the recorded jitter draws undone, :func:`rose_gen.render.degrade.scene_placements`); on a
+    plain grid every cell of a role is the same tile, so each distinct exception tile is
+    compared with the majority tile (what :func:`scene_visibility` computes there).
+    """
     from rose_gen.render.compose import scene_tiles
     from rose_gen.render.degrade import needs_preset_render, preset_base_image, scene_placements
 
@@ -68,17 +75,6 @@ def check_drawn(scene: SceneSpec, source: VisualSource, thresholds: Thresholds |
         if why:
             reasons.append(f"{'target' if i == 1 else 'second target'} tile: {why}")
     return DrawnCheck(tuple(reasons), tiles)
-
-
-def drawn_visibility(scene: SceneSpec, source: VisualSource, thresholds: Thresholds | None = None) -> list[str]:
-    """Why some exception of ``scene`` is invisible as rendered (one line per cell); [] when all are visible.
-
-    Scenes with jitter or degradation are rendered whole and judged like a release image
-    (the recorded jitter draws undone, :func:`rose_gen.render.degrade.scene_placements`); on a
-    plain grid every cell of a role is the same tile, so each distinct exception tile is
-    compared with the majority tile (what :func:`scene_visibility` computes there).
-    """
-    return list(check_drawn(scene, source, thresholds).reasons)
 
 
 def redraw_index(seed: int, subset: str, k: int, draw: int, pool_size: int, n_scenes: int) -> int:

@@ -15,7 +15,6 @@ from rose_gen.release.config import load_config
 from rose_gen.release.folder import release_files
 from rose_gen.release.pipeline import (
     SceneJob,
-    SceneSink,
     generate_release,
     plan_release,
     process_scene,
@@ -163,7 +162,11 @@ def test_release_holds_at_most_one_subset_of_scene_plans(tmp_path, workers: int)
         live.append(_live_scene_specs() - before)
 
     ranked = RankedRows(hard_shares(config.plans), rows)
-    render_release(config, SceneSink(images=lambda position, _: images.append(position), scene=ranked.add))
+    def store(position: int, result) -> None:
+        images.append(position)
+        ranked.add(position, result.scene, result.cue_color)
+
+    render_release(config, store)
     ranked.close()
     assert len(live) == total and images == list(range(total))
     # the subset whose rows wait for its ranking, plus the few scenes in flight; the first
