@@ -295,6 +295,17 @@ def interval(point: float, draws: np.ndarray, level: float = LEVEL) -> dict[str,
     return {"point": _finite(point), "lo": float(lo), "hi": float(hi)}
 
 
+FALLBACK_NOTE = (
+    "lo/hi are the scene bootstrap's percentile interval, or (interval 'effective n', 'why' "
+    "says why) the Korn-Graubard interval: Clopper-Pearson on the effective number of rows "
+    "p(1-p)/V_clustered, df-adjusted for the number of scenes; at 0 or 100 % each scene counts "
+    "once; differences combine their parts' intervals (MOVER). It is used with fewer than 30 "
+    "scenes, when the resamples do not vary, or with fewer than 5 effective passes or failures. "
+    "deff = V_clustered / V_independent rows (assumed = rows per scene where it cannot be "
+    "estimated); see rose_eval/analyses/precision.py"
+)
+
+
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in flat.items():
@@ -308,18 +319,24 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 def scene_bootstrap(items: Sequence[Mapping[str, Any]], *, seed: int = 0,
                     n_boot: int = 10_000) -> dict[str, Any]:
-    """95% scene-cluster bootstrap intervals for every headline number."""
+    """95% intervals for every headline number: the scene-cluster bootstrap's, or the
+    effective-n interval where it degenerates, with scenes, design effect and SE
+    (:mod:`rose_eval.analyses.precision`)."""
     if n_boot < 1 or seed < 0:
         raise ValueError(f"the bootstrap needs n_boot >= 1 and seed >= 0, got {n_boot} and {seed}")
     table = build_scene_table(items)
     if not table.subsets:
         return {"n_boot": n_boot, "seed": seed, "n_scenes": {}, "note": "no rows of a known subset"}
+    from rose_eval.analyses.precision import honest_intervals  # it builds on this module
+
     point = point_statistics(table)
     totals = resampled_totals([table], n_boot, seed)[0]
     draws = headline_statistics(as_float_totals(totals, table), table.subsets)
-    flat = {name: interval(point[name][0], draws[name]) for name in point}
+    flat: dict[str, Any] = {name: interval(point[name][0], draws[name]) for name in point}
+    flat.update(honest_intervals(table, {name: float(v[0]) for name, v in point.items()}, flat))
     return {
         "method": "percentile bootstrap; scenes resampled with replacement within each subset",
+        "fallback": FALLBACK_NOTE,
         "level": LEVEL,
         "n_boot": n_boot,
         "seed": seed,

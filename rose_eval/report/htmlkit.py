@@ -101,6 +101,7 @@ thead th { background: var(--soft); font-weight: 600; }
 tbody th { text-align: left; font-weight: 600; white-space: nowrap; }
 td .pt { display: block; font-variant-numeric: tabular-nums; }
 td .ci { display: block; color: var(--muted); font-size: 11px; white-space: nowrap; }
+td .design { display: block; color: var(--muted); font-size: 10px; white-space: nowrap; }
 td .soft { display: block; color: var(--muted); font-size: 11px; white-space: nowrap;
            margin-top: 2px; }
 .figs { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }

@@ -1,8 +1,10 @@
 """Markdown summary of one evaluation: Table 1 and Table 2 rows with 95% intervals.
 
-Points are the evaluator's paper numbers (`paper_metrics`); intervals come from the
-scene-cluster bootstrap under `analyses.bootstrap`. Either part may be missing (an
-older summary, bootstrap switched off): the table then shows what is there.
+Points are the evaluator's paper numbers (`paper_metrics`); intervals come from
+`analyses.bootstrap`: the scene-cluster bootstrap's, or (marked †) the effective-n interval
+where the bootstrap degenerates. Each interval is followed by its design effect, and each
+row by the number of scenes behind it. Either part may be missing (an older summary,
+bootstrap switched off): the table then shows what is there.
 """
 
 from __future__ import annotations
@@ -25,8 +27,25 @@ def lookup(tree: Any, *path: str) -> Any:
     return tree
 
 
+EFFECTIVE_MARK = "†"  # the interval is the effective-n one (the bootstrap degenerated)
+ASSUMED_MARK = "*"  # the design effect is assumed (rows per scene), not estimated
+
+
+def design_effect_text(ci: Node | None) -> str:
+    """`deff 2.1` (`deff 5.0*` when assumed); '' when the record has none."""
+    if not isinstance(ci, Mapping) or ci.get("deff") is None:
+        return ""
+    return f"deff {ci['deff']:.1f}" + (ASSUMED_MARK if ci.get("deff_assumed") else "")
+
+
+def is_effective_n(ci: Node | None) -> bool:
+    """Whether the record's interval is the effective-n one."""
+    return isinstance(ci, Mapping) and ci.get("interval") == "effective n"
+
+
 def cell(point: float | None, ci: Node | None, digits: int = 1) -> str:
-    """`50.3 [47.1, 53.4]` in percent; `--` when there is no value."""
+    """`50.3 [47.1, 53.4] deff 2.1` in percent (`†` after an effective-n interval, `*` after an
+    assumed design effect); `--` when there is no value."""
     if point is None and isinstance(ci, Mapping):
         point = ci.get("point")
     if point is None:
@@ -34,7 +53,25 @@ def cell(point: float | None, ci: Node | None, digits: int = 1) -> str:
     text = percent_text(point, digits)
     if isinstance(ci, Mapping) and ci.get("lo") is not None and ci.get("hi") is not None:
         text += f" [{percent_text(ci['lo'], digits)}, {percent_text(ci['hi'], digits)}]"
-    return text
+        text += EFFECTIVE_MARK if is_effective_n(ci) else ""
+    deff = design_effect_text(ci)
+    return f"{text} {deff}" if deff else text
+
+
+def scenes_behind(*cis: Node | None) -> int | None:
+    """The largest scene count among interval records (None without any)."""
+    counts = [ci["n_scenes"] for ci in cis if isinstance(ci, Mapping)
+              and isinstance(ci.get("n_scenes"), int)]
+    return max(counts) if counts else None
+
+
+INTERVAL_LEGEND = (
+    f"{EFFECTIVE_MARK}: effective-n interval (Korn-Graubard: Clopper-Pearson on the effective "
+    "number of rows, df-adjusted), shown where the scene bootstrap degenerates (fewer than 30 "
+    "scenes, resamples that do not vary, or fewer than 5 effective passes or failures); deff: "
+    "design effect of the scene clustering (variance over that of independent rows; "
+    f"{ASSUMED_MARK} assumed = rows per scene where it cannot be estimated, e.g. at 0 or 100 %)"
+)
 
 
 Value = tuple[float | None, Node | None]  # a point and its 95% interval (either may be None)
@@ -83,18 +120,26 @@ def gap_values(summary: Node) -> dict[str, Value] | None:
     return {key: (gap.get(key), boot.get(key)) for key in GAP_KEYS}
 
 
+def _count(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
 def _table1(summary: Node) -> list[str]:
-    lines = ["| Subset | n | PASS | SOFT | VALID |", "|---|---:|---|---|---|"]
+    lines = ["| Subset | n | scenes | PASS | SOFT | VALID |", "|---|---:|---:|---|---|---|"]
     for label, n, values in table1_records(summary):
-        head = f"| **{label}** | |" if n is None else f"| {SUBSET_SHORT.get(label, label)} | {n} |"
+        scenes = _count(scenes_behind(*(values[m][1] for m in TABLE1_METRICS)))
+        head = (f"| **{label}** | | {scenes} |" if n is None
+                else f"| {SUBSET_SHORT.get(label, label)} | {n} | {scenes} |")
         lines.append(f"{head} " + " | ".join(cell(*values[m]) for m in TABLE1_METRICS) + " |")
     return lines
 
 
 def _table2(summary: Node) -> list[str]:
     values = table2_values(summary)
-    lines = ["| " + " | ".join(TABLE2_KEYS) + " |", "|" + "---|" * len(TABLE2_KEYS)]
-    lines.append("| " + " | ".join(cell(*values[k]) for k in TABLE2_KEYS) + " |")
+    scenes = _count(scenes_behind(*(values[k][1] for k in TABLE2_KEYS)))
+    lines = ["| scenes | " + " | ".join(TABLE2_KEYS) + " |",
+             "|---:|" + "---|" * len(TABLE2_KEYS)]
+    lines.append(f"| {scenes} | " + " | ".join(cell(*values[k]) for k in TABLE2_KEYS) + " |")
     return lines
 
 
@@ -102,9 +147,11 @@ def _gap_line(summary: Node) -> str | None:
     values = gap_values(summary)
     if values is None:
         return None
+    scenes = scenes_behind(*(values[k][1] for k in GAP_KEYS))
     text = (
         f"Perception-to-action gap: Counting Avg. {cell(*values['Counting Avg.'])}, "
         f"Action Avg. {cell(*values['Action Avg.'])}, Delta {cell(*values['Delta'])} points"
+        + (f" ({scenes} scenes)" if scenes else "")
     )
     retained = lookup(summary, "analyses", "perception_action_gap", "Action Avg. | T1 pass")
     if retained is not None:
@@ -126,4 +173,6 @@ def render_markdown(summary: dict) -> str:
     gap = _gap_line(summary)
     if gap:
         parts += ["", gap]
+    if isinstance(boot, Mapping) and boot.get("fallback"):
+        parts += ["", INTERVAL_LEGEND + "."]
     return "\n".join(parts) + "\n"

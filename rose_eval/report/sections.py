@@ -18,10 +18,14 @@ from rose_eval.analyses.consistency import METRIC_KEYS as CONSISTENCY_KEYS
 from rose_eval.report import plots
 from rose_eval.report.htmlkit import Html, el, escape, table
 from rose_eval.report.markdown import (
+    EFFECTIVE_MARK,
+    INTERVAL_LEGEND,
     TABLE1_METRICS,
     TABLE2_KEYS,
     Value,
+    design_effect_text,
     gap_values,
+    is_effective_n,
     lookup,
     table1_records,
     table2_values,
@@ -42,9 +46,22 @@ def short_template(template: str) -> str:
     return TEMPLATE_SHORT.get(template) or BRIDGE_SHORT.get(template, template)
 
 
+def design_text(ci: Mapping[str, Any] | None) -> str:
+    """`412 scenes · deff 2.1` for an interval record ('' without design facts)."""
+    if not isinstance(ci, Mapping):
+        return ""
+    parts = []
+    if isinstance(ci.get("n_scenes"), int):
+        parts.append(f"{ci['n_scenes']} scenes")
+    if design_effect_text(ci):
+        parts.append(design_effect_text(ci))
+    return " · ".join(parts)
+
+
 def value_cell(point: float | None, ci: Mapping[str, Any] | None = None, *,
                compact: bool = False) -> Html:
-    """A percentage with its interval below it (beside it when compact); '--' when absent."""
+    """A percentage with its interval below it (beside it when compact), then the scenes and
+    design effect behind the interval (`†` marks an effective-n interval); '--' when absent."""
     if point is None and isinstance(ci, Mapping):
         point = ci.get("point")
     if point is None:
@@ -53,9 +70,13 @@ def value_cell(point: float | None, ci: Mapping[str, Any] | None = None, *,
     bounds = ""
     if isinstance(ci, Mapping) and ci.get("lo") is not None and ci.get("hi") is not None:
         bounds = f"[{100 * ci['lo']:.1f}, {100 * ci['hi']:.1f}]"
+        bounds += EFFECTIVE_MARK if is_effective_n(ci) else ""
+    design = design_text(ci) if bounds else ""
     if compact:
-        return escape(f"{text} {bounds}".strip())
-    return Html(el("span", text, class_="pt") + (el("span", bounds, class_="ci") if bounds else ""))
+        deff = design_effect_text(ci) if bounds else ""  # the scenes are in the main value
+        return escape(f"{text} {bounds}".strip() + (f" ({deff})" if deff else ""))
+    return Html(el("span", text, class_="pt") + (el("span", bounds, class_="ci") if bounds else "")
+                + (el("span", design, class_="design") if design else ""))
 
 
 def interval(value: Value) -> plots.Interval:
@@ -117,7 +138,8 @@ def table1(runs: Sequence[ReportRun]) -> Html:
     header = ["Model", *(SUBSET_SHORT[s] for s in subsets), "Avg. PASS", "Avg. SOFT", "VALID"]
     return table(header, rows, class_="wide",
                  caption="PASS per subset (item means; SOFT below), macro averages over "
-                 "subsets; % with 95 % scene-cluster bootstrap intervals")
+                 "subsets; % with 95 % scene-cluster bootstrap intervals, the scenes behind each "
+                 f"and its design effect. {INTERVAL_LEGEND}.")
 
 
 def table2(runs: Sequence[ReportRun]) -> Html:
@@ -126,7 +148,8 @@ def table2(runs: Sequence[ReportRun]) -> Html:
             for run in runs]
     return table(["Model", *TABLE2_KEYS], rows,
                  caption="PASS per template, click F1 and region-OK rate, macro over subsets; "
-                 "% with 95 % scene-cluster bootstrap intervals")
+                 "% with 95 % scene-cluster bootstrap intervals (scenes and design effect "
+                 f"below each). {INTERVAL_LEGEND}.")
 
 
 def gap_section(runs: Sequence[ReportRun]) -> Html:

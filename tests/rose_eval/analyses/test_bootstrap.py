@@ -145,16 +145,26 @@ def _tiny_items() -> list[dict]:
 def test_published_intervals_are_pinned() -> None:
     # Recorded from this implementation (the draws are those of the earlier float version,
     # whose SOFT/C-F1 ends differed only beyond the 11th decimal). A change here moves
-    # published numbers: it needs a reason in the changelog.
+    # published numbers: it needs a reason in the changelog. Since issue 25 the percentile
+    # interval sits under "bootstrap"; lo/hi are the interval shown, here the effective-n
+    # one, as the tiny example has 2 scenes per subset.
     result = scene_bootstrap(_tiny_items(), seed=0, n_boot=1000)
-    assert result["table1"]["Avg. PASS"] == {"point": 0.5, "lo": 0.42857142857142855,
-                                             "hi": 0.5571428571428572}
-    assert result["table1"]["Avg. SOFT"] == {"point": 0.5602871572871573,
-                                             "lo": 0.5006190476207328, "hi": 0.6151933621947786}
-    assert result["table2"]["C-F1"] == {"point": 0.5416666666666666, "lo": 0.43333333333721386,
-                                        "hi": 0.65}
-    assert result["gap"]["Delta"] == {"point": -0.033333333333333326, "lo": -0.16666666666666674,
-                                      "hi": 0.10000000000000003}
+    boot = {key: result[table][name]["bootstrap"] for key, (table, name) in {
+        "avg": ("table1", "Avg. PASS"), "soft": ("table1", "Avg. SOFT"),
+        "cf1": ("table2", "C-F1"), "delta": ("gap", "Delta")}.items()}
+    assert boot == {"avg": {"lo": 0.42857142857142855, "hi": 0.5571428571428572},
+                    "soft": {"lo": 0.5006190476207328, "hi": 0.6151933621947786},
+                    "cf1": {"lo": 0.43333333333721386, "hi": 0.65},
+                    "delta": {"lo": -0.16666666666666674, "hi": 0.10000000000000003}}
+    assert result["table1"]["Avg. PASS"] == {
+        "point": 0.5, "lo": 0.339413695004, "hi": 0.660586304996, "interval": "effective n",
+        "why": ["fewer than 30 scenes"],
+        "bootstrap": {"lo": 0.42857142857142855, "hi": 0.5571428571428572},
+        "effective_n": {"lo": 0.339413695004, "hi": 0.660586304996},
+        "n_scenes": 10, "n_items": 70, "se": 0.047380354148, "deff": 0.655319148936,
+        "deff_assumed": False, "n_eff": 70.0}
+    assert result["gap"]["Delta"]["lo"] == -0.36493496056
+    assert result["gap"]["Delta"]["hi"] == 0.304877288532
 
 
 def test_summary_bytes_do_not_depend_on_threads(tmp_path) -> None:
@@ -184,7 +194,7 @@ def test_interval_contains_point_and_is_reproducible_for_a_seed() -> None:
         assert ci["lo"] < ci["hi"]
 
 
-def test_interval_collapses_when_all_scenes_agree() -> None:
+def test_bootstrap_collapses_when_all_scenes_agree_and_the_shown_interval_does_not() -> None:
     items = []
     for subset in (GLYPH, STYLE):
         for k in range(30):
@@ -192,8 +202,17 @@ def test_interval_collapses_when_all_scenes_agree() -> None:
     result = scene_bootstrap(items, n_boot=500)
     for ci in (result["table1"]["Avg. PASS"], result["table2"]["L-Clk"],
                result["gap"]["Delta"], result["table1"][STYLE]["PASS"]):
-        assert ci["lo"] == pytest.approx(ci["point"]) and ci["hi"] == pytest.approx(ci["point"])
+        boot = ci["bootstrap"]
+        assert boot["lo"] == pytest.approx(ci["point"]) and boot["hi"] == pytest.approx(ci["point"])
+        assert ci["interval"] == "effective n"
+        assert "the resamples do not vary" in ci["why"]
+        assert ci["lo"] < ci["point"] < ci["hi"] or ci["point"] in (0.0, 1.0)
+        assert ci["hi"] - ci["lo"] > 0.05
     assert result["gap"]["Delta"]["point"] == pytest.approx(1.0 - 1 / 3)
+    # L-Clk fails everywhere: 0 % with 60 scenes, each counted once -> (0, 1 - 0.025^(1/n*)).
+    l_clk = result["table2"]["L-Clk"]
+    assert l_clk["lo"] == 0.0 and 0.04 < l_clk["hi"] < 0.08
+    assert l_clk["deff_assumed"] is True
 
 
 def test_resamples_scenes_not_items() -> None:
@@ -222,8 +241,11 @@ def test_subsets_are_resampled_separately() -> None:
         items += scene(STYLE, f"s{k}", (k % 2,) * 5)
     result = scene_bootstrap(items, n_boot=500)
     glyph = result["table1"][GLYPH]["PASS"]
-    assert glyph["lo"] == glyph["hi"] == 1.0
-    assert result["table1"][STYLE]["PASS"]["lo"] < result["table1"][STYLE]["PASS"]["hi"]
+    assert glyph["bootstrap"]["lo"] == glyph["bootstrap"]["hi"] == 1.0
+    assert glyph["hi"] == 1.0 and glyph["lo"] < 0.95  # shown: the effective-n interval
+    style = result["table1"][STYLE]["PASS"]
+    assert style["bootstrap"]["lo"] < style["bootstrap"]["hi"]
+    assert style["interval"] == "scene bootstrap"  # 40 scenes of 0 or 1: the bootstrap holds
     assert result["n_scenes"] == {GLYPH: 40, STYLE: 40}
 
 
