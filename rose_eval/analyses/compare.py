@@ -7,6 +7,17 @@ Avg. PASS (Table 1) with its 95% interval, its difference to the best model
 (best minus model, with interval and the share of resamples where the best is ahead),
 and ranking stability: the share of scene subsamples (half of each subset's scenes,
 drawn without replacement, by default) in which the model keeps its rank.
+
+Claims control the family-wise error. Every pair of models is one claim ("A is ahead of
+B"); its two-sided p-value is the paired bootstrap's (twice the share of resamples on the
+other side of 0, plus one: ``2 (1 + #{d* <= 0}) / (B + 1)`` for an observed d > 0), and the
+m = k(k-1)/2 p-values are adjusted by Holm's step-down method (Holm 1979), so the chance of
+any false claim among them is at most ``--alpha``. A pair is claimed only when its adjusted
+p-value is at most alpha. Each pair also gets its minimum detectable difference at the
+strictest level Holm uses (alpha/m) and ``--power`` (:mod:`rose_eval.analyses.power`): a gap
+below it is below the resolution of these scenes. Intervals are 95 % and unadjusted (the
+scene bootstrap's, or the effective-n one where it degenerates:
+:mod:`rose_eval.analyses.precision`).
 """
 
 from __future__ import annotations
@@ -34,12 +45,20 @@ from rose_eval.analyses.bootstrap import (
     point_statistics,
     resampled_totals,
 )
+from rose_eval.analyses.power import DEFAULT_ALPHA, DEFAULT_POWER, paired_mdd
+from rose_eval.analyses.precision import (
+    honest_intervals,
+    linear_forms,
+    paired_difference,
+    scene_values,
+)
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.percent import percent_text
 
 PER_ITEM_FILE = "per_item_eval.jsonl"
 RANK_METRIC = "table1/Avg. PASS"
 SUBSAMPLE_FRACTION = 0.5
+FWER_METHOD = "Holm step-down on paired-bootstrap p-values over every pair of models"
 REPORTED_METRICS: tuple[str, ...] = ("table1/Avg. PASS", "table2/Avg. PASS", "table1/VALID",
                                      "gap/Delta")
 REQUIRED_FIELDS: tuple[str, ...] = ("item_id", "scene_id", "rose_subset", "task_template",
@@ -137,9 +156,32 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return np.argsort(np.argsort(-values, axis=1, kind="stable"), axis=1) + 1
 
 
+def bootstrap_p_value(draws: np.ndarray, observed: float) -> float:
+    """Two-sided paired-bootstrap p-value of ``observed`` against 0: twice the share of
+    resamples at or beyond 0 on the other side (``(count + 1) / (B + 1)``, never 0)."""
+    if observed == 0 or not np.isfinite(observed):
+        return 1.0
+    kept = draws[np.isfinite(draws)]
+    against = np.count_nonzero(kept <= 0) if observed > 0 else np.count_nonzero(kept >= 0)
+    return float(min(1.0, 2.0 * (against + 1) / (kept.size + 1)))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (same order as given)."""
+    m = len(p_values)
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda i: (p_values[i], i))):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
 def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0, n_boot: int = 10_000,
-                 subsample_fraction: float = SUBSAMPLE_FRACTION) -> dict[str, Any]:
-    """Leaderboard with paired scene-bootstrap differences and ranking stability."""
+                 subsample_fraction: float = SUBSAMPLE_FRACTION, alpha: float = DEFAULT_ALPHA,
+                 power: float = DEFAULT_POWER) -> dict[str, Any]:
+    """Leaderboard with paired scene-bootstrap differences, ranking stability, and every
+    pairwise claim with its Holm-adjusted p-value and minimum detectable difference."""
     tables = [build_scene_table(run.items) for run in runs]
     if any(t.scene_ids != tables[0].scene_ids for t in tables[1:]):
         raise CompareError("runs disagree on which scene each item belongs to; "
@@ -150,6 +192,13 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0, n_boot: int = 1
     points = [point_statistics(t) for t in tables]
     draws = [headline_statistics(as_float_totals(totals, table), subsets)
              for totals, table in zip(resampled_totals(tables, n_boot, seed), tables, strict=True)]
+    records = []
+    for table, point, drawn in zip(tables, points, draws, strict=True):
+        boots = {name: interval(point[name][0], drawn[name]) for name in point}
+        records.append({**boots, **honest_intervals(
+            table, {name: float(v[0]) for name, v in point.items()}, boots)})
+    values = [scene_values(t) for t in tables]
+    form = linear_forms(tables[0])[RANK_METRIC]
 
     score = np.array([p[RANK_METRIC][0] for p in points])
     order = sorted(range(len(runs)), key=lambda i: (-score[i], i))
@@ -159,18 +208,41 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0, n_boot: int = 1
     sub_rank = _ranks(np.stack(
         [headline_statistics(as_float_totals(totals, table), subsets)[RANK_METRIC]
          for totals, table in zip(subsampled, tables, strict=True)], axis=1))
+
+    pairs = [(a, b) for i, a in enumerate(order) for b in order[i + 1:]]
+    family_alpha = alpha / max(len(pairs), 1)
+    pair_rows = []
+    for a, b in pairs:
+        diff = draws[a][RANK_METRIC] - draws[b][RANK_METRIC]
+        observed = float(score[a] - score[b])
+        pair_rows.append({
+            "a": runs[a].name, "b": runs[b].name,
+            "difference": paired_difference(values[a], values[b], form,
+                                            (float(score[a]), float(score[b])),
+                                            interval(observed, diff)),
+            "p": bootstrap_p_value(diff, observed),
+            "mdd": paired_mdd(tables[a], tables[b], alpha=family_alpha, power=power),
+        })
+    for row, adjusted in zip(pair_rows, holm([r["p"] for r in pair_rows]), strict=True):
+        row["p_holm"] = adjusted
+        row["claim"] = (f"{row['a']} ahead" if adjusted <= alpha and row["difference"]["point"] > 0
+                        else "not separated")
+    by_pair = {(r["a"], r["b"]): r for r in pair_rows}
+
     best = order[0]
     board = []
     for model in order:
+        versus = by_pair.get((runs[best].name, runs[model].name))
         diff = draws[best][RANK_METRIC] - draws[model][RANK_METRIC]
         board.append({
             "rank": rank_of[model],
             "model": runs[model].name,
             "eval_dir": str(runs[model].path),
-            **{name.replace("/", " "): interval(points[model][name][0], draws[model][name])
-               for name in REPORTED_METRICS},
-            "diff_vs_best": interval(float(score[best] - score[model]), diff),
+            **{name.replace("/", " "): records[model][name] for name in REPORTED_METRICS},
+            "diff_vs_best": versus["difference"] if versus else interval(0.0, diff),
             "share_best_ahead": float(np.mean(diff > 0)) if model != best else None,
+            "p_vs_best_holm": versus["p_holm"] if versus else None,
+            "mdd_vs_best": versus["mdd"] if versus else None,
             "rank_stability": float(np.mean(sub_rank[:, model] == rank_of[model])),
         })
     return {
@@ -184,33 +256,62 @@ def compare_runs(runs: Sequence[EvaluatedRun], *, seed: int = 0, n_boot: int = 1
         "n_scenes": tables[0].n_scenes,
         "rank_stability": f"share of {n_boot} subsamples (a {subsample_fraction:g} share of each "
         "subset's scenes, drawn without replacement) in which the model keeps its rank",
+        "family_wise": {"method": FWER_METHOD, "alpha": alpha, "n_claims": len(pairs),
+                        "mdd_alpha": family_alpha, "mdd_power": power},
         "best": runs[best].name,
         "leaderboard": board,
+        "pairs": pair_rows,
     }
 
 
 def _pct(ci: dict[str, Any]) -> str:
     if ci["point"] is None or ci["lo"] is None:
         return percent_text(ci["point"])
-    return f"{percent_text(ci['point'])} [{percent_text(ci['lo'])}, {percent_text(ci['hi'])}]"
+    mark = "†" if ci.get("interval") == "effective n" else ""
+    return f"{percent_text(ci['point'])} [{percent_text(ci['lo'])}, {percent_text(ci['hi'])}]{mark}"
+
+
+def _p_text(p: float | None) -> str:
+    if p is None:
+        return "--"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def leaderboard_markdown(result: dict[str, Any]) -> str:
-    """The leaderboard as a Markdown table (percentages, 95% intervals in brackets)."""
+    """The leaderboard and the pairwise claims as Markdown tables (percentages, 95 %
+    intervals in brackets, Holm-adjusted p-values, minimum detectable differences)."""
+    fw = result["family_wise"]
     lines = [
         f"Leaderboard by {result['metric']} ({result['n_items']} items, "
         f"{sum(result['n_scenes'].values())} scenes, {result['n_boot']} paired scene resamples)",
         "",
-        "| Rank | Model | Avg. PASS | Diff. vs best | Best ahead | Rank kept | VALID |",
-        "|---:|---|---|---|---:|---:|---|",
+        "| Rank | Model | Avg. PASS | Diff. vs best | Best ahead | p vs best (Holm) | MDD | "
+        "Rank kept | VALID |",
+        "|---:|---|---|---|---:|---:|---:|---:|---|",
     ]
     for row in result["leaderboard"]:
         ahead = row["share_best_ahead"]
         ahead = "--" if ahead is None else f"{percent_text(ahead)}%"
+        mdd = "--" if row["mdd_vs_best"] is None else percent_text(row["mdd_vs_best"])
         lines.append(
             f"| {row['rank']} | {row['model']} | {_pct(row['table1 Avg. PASS'])} | "
-            f"{_pct(row['diff_vs_best'])} | {ahead} | {percent_text(row['rank_stability'])}% | "
-            f"{_pct(row['table1 VALID'])} |")
+            f"{_pct(row['diff_vs_best'])} | {ahead} | {_p_text(row['p_vs_best_holm'])} | {mdd} | "
+            f"{percent_text(row['rank_stability'])}% | {_pct(row['table1 VALID'])} |")
+    lines += [
+        "",
+        f"Pairwise claims: {fw['n_claims']} pair{'s' if fw['n_claims'] != 1 else ''}, "
+        f"family-wise error at most {fw['alpha']:g} ({fw['method']}). MDD: the smallest "
+        f"difference these scenes detect with {percent_text(fw['mdd_power'], 0)} % power at "
+        f"alpha/m = {fw['mdd_alpha']:.4g}, in points; smaller gaps are below resolution. "
+        "†: effective-n interval (the bootstrap degenerates).",
+        "",
+        "| A | B | A - B | p | p (Holm) | MDD | Claim |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
+    for pair in result["pairs"]:
+        lines.append(f"| {pair['a']} | {pair['b']} | {_pct(pair['difference'])} | "
+                     f"{_p_text(pair['p'])} | {_p_text(pair['p_holm'])} | "
+                     f"{percent_text(pair['mdd'])} | {pair['claim']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -238,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="paired scene resamples (and scene subsamples for rank stability)")
     parser.add_argument("--subsample_fraction", type=float, default=SUBSAMPLE_FRACTION,
                         help="share of each subset's scenes kept per rank-stability subsample")
+    parser.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
+                        help="family-wise error of the pairwise claims (Holm), default 0.05")
+    parser.add_argument("--power", type=float, default=DEFAULT_POWER,
+                        help="power of the minimum detectable differences, default 0.8")
     return parser
 
 
@@ -250,10 +355,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.n_boot < 1 or args.seed < 0 or not 0 < args.subsample_fraction <= 1:
             raise CompareError("--n_boot must be >= 1, --seed >= 0 and --subsample_fraction "
                                "in (0, 1]")
+        if not 0 < args.alpha < 1 or not 0 < args.power < 1:
+            raise CompareError("--alpha and --power must lie strictly between 0 and 1")
         runs = load_runs(args.eval_dirs)
         check_same_items(runs)
         result = compare_runs(runs, seed=args.seed, n_boot=args.n_boot,
-                              subsample_fraction=args.subsample_fraction)
+                              subsample_fraction=args.subsample_fraction, alpha=args.alpha,
+                              power=args.power)
         if args.out is not None:
             try:
                 _write_atomic(args.out, json.dumps(result, ensure_ascii=False, indent=2) + "\n")

@@ -130,3 +130,66 @@ def test_same_model_name_in_two_folders_is_disambiguated(tmp_path, capsys):
     assert main([str(first), str(second), "--n_boot", "50"]) == 0
     printed = capsys.readouterr().out
     assert "same (a)" in printed and "same (b)" in printed
+
+
+def test_holm_adjusts_step_down() -> None:
+    from rose_eval.analyses.compare import holm
+
+    # sorted 0.01, 0.03, 0.04 -> 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 0.04)
+    assert holm([0.04, 0.01, 0.03]) == pytest.approx([0.06, 0.03, 0.06])
+    assert holm([0.5, 0.9]) == [1.0, 1.0]  # capped at 1; and order-preserving below
+    assert holm([]) == []
+
+
+def _three_close_models(seed: int = 36, n_scenes: int = 30) -> dict[str, list[dict]]:
+    """a is 8 points above c, b 3 points above c, every scene shares one ability draw."""
+    rng = np.random.default_rng(seed)
+    runs: dict[str, list[dict]] = {"a": [], "b": [], "c": []}
+    for subset in SUBSET_ORDER[:2]:
+        for k in range(n_scenes):
+            ability = rng.random()
+            for name, shift in (("a", 0.08), ("b", 0.03), ("c", 0.0)):
+                passes = tuple(int(x) for x in rng.random(5) < min(1.0, ability + shift))
+                runs[name] += scene(subset, f"{subset}-{k}", passes)
+    return runs
+
+
+def test_three_pairwise_claims_are_holm_adjusted_and_say_so(tmp_path, capsys):
+    from rose_eval.analyses.compare import holm
+
+    runs = _three_close_models()
+    dirs = [_run(tmp_path, name, items) for name, items in runs.items()]
+    out = tmp_path / "c.json"
+    assert main([str(d) for d in dirs] + ["--out", str(out), "--n_boot", "2000"]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    pairs = result["pairs"]
+    assert len(pairs) == 3 and result["family_wise"]["n_claims"] == 3
+    assert result["family_wise"]["method"].startswith("Holm")
+    raw = [p["p"] for p in pairs]
+    assert [p["p_holm"] for p in pairs] == pytest.approx(holm(raw))
+    for pair in pairs:  # a claim exactly when the adjusted p-value is at most alpha
+        assert (pair["claim"] == f"{pair['a']} ahead") == (pair["p_holm"] <= 0.05)
+        # the p-value inverts the paired percentile interval: below 5 % iff it excludes 0
+        boot = pair["difference"]["bootstrap"]
+        assert (pair["p"] < 0.05) == (boot["lo"] > 0 or boot["hi"] < 0)
+    claims = {(p["a"], p["b"]): p for p in pairs}
+    # The adjustment matters here: b vs c alone would pass at 5 %, not within the family.
+    assert claims[("b", "c")]["p"] <= 0.05 < claims[("b", "c")]["p_holm"]
+    assert claims[("b", "c")]["claim"] == "not separated"
+    assert claims[("a", "c")]["claim"] == "a ahead"
+    # Each pair's minimum detectable difference is stated (at alpha/3, 80 % power) and
+    # sits above the difference it cannot separate.
+    assert result["family_wise"]["mdd_alpha"] == pytest.approx(0.05 / 3)
+    assert claims[("b", "c")]["mdd"] > claims[("b", "c")]["difference"]["point"] > 0
+    printed = capsys.readouterr().out
+    assert "family-wise error at most 0.05 (Holm step-down on paired-bootstrap p-values" in printed
+    assert "| b | c |" in printed and "not separated" in printed
+
+
+def test_bootstrap_p_value_counts_the_other_side() -> None:
+    from rose_eval.analyses.compare import bootstrap_p_value
+
+    draws = np.array([0.1] * 90 + [-0.1] * 9 + [0.0])  # 10 of 100 at or below 0
+    assert bootstrap_p_value(draws, 0.05) == pytest.approx(2 * 11 / 101)
+    assert bootstrap_p_value(-draws, -0.05) == pytest.approx(2 * 11 / 101)
+    assert bootstrap_p_value(draws, 0.0) == 1.0
