@@ -43,6 +43,7 @@ DEFAULT_REPO_ID = "sysuwyh357/ROSE-v0.1"
 # name -> module whose main(argv) -> int runs `rose-eval <name> ...`
 SUBCOMMANDS: dict[str, str] = {
     "compare": "rose_eval.analyses.compare",
+    "power": "rose_eval.analyses.power_cli",  # how many scenes a claim needs
     "report": "rose_eval.report.html",  # the HTML report
 }
 SCORING_FIELDS_HINT = (
@@ -51,9 +52,12 @@ SCORING_FIELDS_HINT = (
 )
 
 
-class _OneLineParser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (what, where, the --help to read), exit 2."""
+
     def error(self, message: str) -> NoReturn:
-        print(f"{PROG}: error: {message} (command line); see {PROG} --help", file=sys.stderr)
+        print(f"{self.prog}: error: {message} (command line); see {self.prog} --help",
+              file=sys.stderr)
         raise SystemExit(EXIT_INPUT_ERROR)
 
 
@@ -73,7 +77,7 @@ def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The public evaluator's flags plus --metadata, --seed, --n_boot, --no_analyses."""
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Score ROSE predictions against release metadata (same outputs as the "
                     "public v0.1 evaluator, plus analyses). Subcommands: "

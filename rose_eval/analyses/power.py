@@ -51,6 +51,7 @@ from rose_eval.analyses.precision import (
     scene_values,
 )
 from rose_eval.analyses.quantiles import normal_quantile
+from rose_eval.vocab import SUBSET_SHORT
 
 METRICS: dict[str, str] = {"PASS": "Avg. PASS", "SOFT": "Avg. SOFT", "VALID": "VALID"}
 DEFAULT_ALPHA = 0.05
@@ -271,15 +272,20 @@ def make_plan(parts: Sequence[SubsetVariance], *, metric: str, delta: float, alp
         lines.append(SubsetPlan(p, se, None if se is None else z_sum(alpha, power) * se,
                                 scenes_needed(p.sigma2_own, delta, alpha, power)))
     se_now = math.sqrt(math.fsum(p.sigma2 / p.n_scenes for p in parts)) if pilot else None
-    notes = []
+    by_rate: dict[float, list[str]] = {}
     for p in parts:
         for model, rate in enumerate(p.planned_at):
             if rate is not None:
-                who = f" (run {'AB'[model]})" if len(p.planned_at) == 2 else ""
-                notes.append(f"{p.subset}{who}: the pilot shows no variance (its scenes all "
-                             f"agree, or they are too few); planned at {100 * rate:.1f} %, the "
-                             "bound of its effective-n interval nearest 50 %, each scene "
-                             "counted once")
+                who = f" {'AB'[model]}" if len(p.planned_at) == 2 else ""
+                by_rate.setdefault(round(rate, 3), []).append(
+                    SUBSET_SHORT.get(p.subset, p.subset) + who)
+    notes = []
+    if by_rate:
+        planned = "; ".join(f"{100 * rate:.1f} % for {', '.join(names)}"
+                            for rate, names in sorted(by_rate.items()))
+        notes.append("no variance in the pilot (all its scenes agree, or too few to tell): "
+                     f"planned at the bound of the effective-n interval nearest 50 % ({planned}), "
+                     "each scene counted once and no correlation between the models assumed")
     return Plan(metric=metric, paired=len(parts[0].points) == 2, alpha=alpha, power=power,
                 delta=delta, subsets=tuple(lines), se_now=se_now,
                 mdd_now=None if se_now is None else z_sum(alpha, power) * se_now,

@@ -18,14 +18,15 @@ Bars to Evals", arXiv 2411.00640, Appendix A: clustered standard errors; inspect
   ``deff = V / V_items`` (Kish's; for 0/1 scores such as PASS and VALID it is exactly the
   clustering's inflation, for SOFT and C-F1 it compares with a 0/1 score of the same mean).
 
-The effective-n interval (Korn & Graubard 1998, the NCHS standard for proportions from
-clustered surveys; Dean & Pagano 2015 compare it with Wilson's on clustered data): a
-Clopper-Pearson interval on the effective sample size ``n_eff = p (1 - p) / V`` (at most the
-rows' own ``n``), shrunk by ``(z / t_df)^2`` for the number of scenes (``df`` = scenes minus
-subsets). Where ``p`` is 0 or 1 the variance cannot be estimated: every scene then counts
-once (``n_eff`` = the scenes, i.e. the design effect is assumed to be the rows per scene,
-the most a scene's rows can be correlated), so a perfect run of 4 scenes gets
-``[39.8, 100]`` (before the df shrinkage), not ``[100, 100]``. A difference (the gap's Delta, a
+The effective-n interval (Korn & Graubard 1998; the NCHS data presentation standard for
+proportions from clustered surveys, Parker et al. 2017; Dean & Pagano 2015 compare it with
+Wilson's on clustered data): a Clopper-Pearson interval on the effective sample size
+``n_eff = p (1 - p) / V`` (at most the rows' own ``n``), shrunk by
+``(t_{n-1} / t_df)^2`` for the few scenes the variance is estimated from (``df`` = scenes
+minus subsets). Where ``p`` is 0 or 1 the variance cannot be estimated: every scene then
+counts once (``n_eff = n`` = the scenes, i.e. the design effect is assumed to be the rows
+per scene, the most a scene's rows can be correlated), so a perfect run on 4 scenes gets
+``[39.8, 100]`` (``0.025^(1/4)``), not ``[100, 100]``. A difference (the gap's Delta, a
 paired difference in ``compare``) gets the MOVER interval of its two parts (Zou & Donner
 2008; Newcombe 1998 for paired proportions) with their correlation across scenes (0 where
 it cannot be estimated).
@@ -60,7 +61,7 @@ from rose_eval.analyses.bootstrap import (
     LEVEL,
     SceneTable,
 )
-from rose_eval.analyses.quantiles import beta_quantile, normal_quantile, t_quantile
+from rose_eval.analyses.quantiles import beta_quantile, t_quantile
 from rose_eval.vocab import TEMPLATE_ORDER, TEMPLATE_SHORT
 
 # The bootstrap is trusted only with at least this many scenes behind a number: with fewer
@@ -197,7 +198,7 @@ class Precision:
     n_items: int
     n_scenes: int
     n_ref_items: float  # 1 / sum(a^2 / N_k): the rows' n of an equally weighted number
-    n_ref_scenes: float  # the same with scenes in place of rows
+    n_ref_scenes: float  # the same if each scene were one draw (all its rows alike)
     n_strata: int  # subsets behind the number
     proportion: bool  # non-negative weights summing to 1: a mean of [0, 1] scores
 
@@ -217,6 +218,14 @@ class Precision:
     def estimable(self) -> bool:
         """Whether the scenes show any variance to build on."""
         return math.isfinite(self.variance) and self.variance > 0 and not self.at_boundary
+
+    @property
+    def nominal_n(self) -> float:
+        """The sample size behind :attr:`n_eff`: the rows, or the scenes where each scene is
+        counted once (at 0 or 100 %)."""
+        if self.at_boundary or not math.isfinite(self.variance):
+            return self.n_ref_scenes
+        return self.n_ref_items
 
     @property
     def deff(self) -> float:
@@ -245,16 +254,19 @@ def precision_of(values: Sequence[SceneValues], form: LinearForm, point: float) 
     z = influences(values, form)
     scenes = contributing(values, form)
     variance = clustered_covariance(z, z, scenes)
-    inv_items, inv_scenes, items_var, n_items = [], [], [], 0
+    inv_items, items_var, n_items = [], [], 0
+    scene_share: dict[int, np.ndarray] = {}  # per scene: sum_k a_k n_ck / N_k
     for term in form:
         subset = values[term.subset]
         rows = subset.totals[term.den]
         theta = subset.totals[term.num] / rows
-        cell_scenes = int(np.count_nonzero(subset.values[:, term.den] > 0))
         inv_items.append(term.weight**2 / rows)
-        inv_scenes.append(term.weight**2 / cell_scenes)
         items_var.append(term.weight**2 * theta * (1.0 - theta) / rows)
         n_items += int(rows)
+        share = abs(term.weight) * subset.values[:, term.den] / rows
+        scene_share[term.subset] = scene_share.get(term.subset, 0.0) + share
+    # With every row of a scene alike (icc 1), a scene is one draw weighing its share:
+    inv_scenes = [math.fsum((share * share).tolist()) for _, share in sorted(scene_share.items())]
     weights = [t.weight for t in form]
     return Precision(
         point=point, variance=variance, variance_items=math.fsum(items_var),
@@ -267,9 +279,6 @@ def precision_of(values: Sequence[SceneValues], form: LinearForm, point: float) 
 
 # ---- intervals -------------------------------------------------------------------------------
 
-def _quantiles(level: float, df: int) -> tuple[float, float]:
-    tail = 1.0 - (1.0 - level) / 2.0
-    return normal_quantile(tail), t_quantile(tail, df)
 
 
 def clopper_pearson(successes: float, n: float, level: float = LEVEL) -> tuple[float, float]:
@@ -284,8 +293,9 @@ def effective_n_interval(prec: Precision, level: float = LEVEL) -> tuple[float, 
     """Korn-Graubard interval of a proportion-like number (see the module docstring)."""
     if prec.df < 1:
         return 0.0, 1.0
-    z, t = _quantiles(level, prec.df)
-    n_star = prec.n_eff * (z / t) ** 2
+    tail = 1.0 - (1.0 - level) / 2.0
+    nominal = prec.nominal_n
+    n_star = prec.n_eff * (t_quantile(tail, max(nominal - 1.0, 1.0)) / t_quantile(tail, prec.df)) ** 2
     p = min(max(prec.point, 0.0), 1.0)
     lo, hi = clopper_pearson(p * n_star, n_star, level)
     return min(lo, p), max(hi, p)

@@ -1,0 +1,328 @@
+"""`rose-eval power`: scene counts that deliver the stated power (checked by simulating runs with
+known effects), the minimum detectable difference, the honest worst case, and the rose-gen
+line that makes exactly that many scenes."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rose_eval.analyses.bootstrap import build_scene_table
+from rose_eval.analyses.power import (
+    make_plan,
+    minimum_detectable,
+    pilot_plan,
+    scenes_needed,
+    stated_variances,
+    z_sum,
+)
+from rose_eval.analyses.power_cli import SUBSET_KEYS, main
+from rose_eval.vocab import SUBSET_ORDER
+from tests.rose_eval.analyses.factory import GLYPH, scene
+
+REPO = Path(__file__).resolve().parents[3]
+SUBSETS = SUBSET_ORDER[:3]
+ROWS = 5
+TAU, KAPPA = 0.18, 0.08  # scene effect shared by both models; each model's own scene effect
+MEANS = {"a": (0.62, 0.55, 0.70), "b": (0.57, 0.52, 0.64)}
+RUNS = 1000
+TOLERANCE = 0.03
+
+
+def _scene_rates(rng: np.random.Generator, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """Per model, each scene's pass probability (..., subsets, scenes): correlated rows
+    within a scene (TAU, KAPPA) and between the two models (TAU)."""
+    shared = rng.normal(0.0, TAU, shape)
+    return {m: np.clip(np.array(mu)[:, None] + shared + rng.normal(0.0, KAPPA, shape), 0, 1)
+            for m, mu in MEANS.items()}
+
+
+def _table(counts: np.ndarray) -> object:
+    """A SceneTable from (subsets, scenes) pass counts of ROWS rows (real per-item records)."""
+    items = []
+    for s, subset in enumerate(SUBSETS):
+        for c, passed in enumerate(counts[s]):
+            items += scene(subset, f"{subset}-{c}", tuple([1] * int(passed) + [0] * (ROWS - int(passed))))
+    return build_scene_table(items)
+
+
+@pytest.fixture(scope="module")
+def world() -> dict:
+    """A large pilot of the two models and the true differences (Monte Carlo, 10^6 scenes)."""
+    rng = np.random.default_rng(1)
+    rates = _scene_rates(rng, (len(SUBSETS), 1500))
+    pilot = {m: _table(rng.binomial(ROWS, r)) for m, r in rates.items()}
+    big = _scene_rates(np.random.default_rng(2), (len(SUBSETS), 1_000_000))
+    true = {m: float(np.mean([big[m][s].mean() for s in range(len(SUBSETS))])) for m in big}
+    return {"pilot": pilot, "true": true}
+
+
+def _simulate(n: int, seed: int) -> dict[str, np.ndarray]:
+    """RUNS fresh runs of n scenes per subset: per model, scene PASS rates (runs, subsets, n)."""
+    rng = np.random.default_rng(seed)
+    rates = _scene_rates(rng, (RUNS, len(SUBSETS), n))
+    return {m: rng.binomial(ROWS, r) / ROWS for m, r in rates.items()}
+
+
+def _clustered_rejections(scene_values: np.ndarray, null: float) -> np.ndarray:
+    """Per run, whether a two-sided 5 % Wald test with scene-clustered SE rejects ``null``
+    for the equal-subset mean of scene means (runs, subsets, n)."""
+    n = scene_values.shape[2]
+    estimate = scene_values.mean(axis=2).mean(axis=1)
+    resid = scene_values - scene_values.mean(axis=2, keepdims=True)
+    variance = (resid**2).sum(axis=2).sum(axis=1) / (n * (n - 1)) / len(SUBSETS) ** 2
+    return np.abs(estimate - null) > 1.959963984540054 * np.sqrt(variance)
+
+
+def _bootstrap_rejections(scene_values: np.ndarray, n_boot: int = 1000) -> np.ndarray:
+    """Per run, whether the paired percentile interval (compare's: scenes resampled within
+    subset) excludes 0. One set of resample weights serves every run (independent runs)."""
+    runs, subsets, n = scene_values.shape
+    rng = np.random.default_rng(4)
+    draws = np.zeros((n_boot, runs))
+    for s in range(subsets):
+        picks = rng.integers(0, n, (n_boot, n))
+        weights = np.zeros((n_boot, n))
+        np.add.at(weights, (np.repeat(np.arange(n_boot), n), picks.ravel()), 1.0)
+        draws += weights @ scene_values[:, s, :].T / n / subsets
+    lo, hi = np.quantile(draws, [0.025, 0.975], axis=0)
+    return (lo > 0) | (hi < 0)
+
+
+def test_paired_scene_count_detects_the_effect_at_the_stated_power(world) -> None:
+    delta = world["true"]["a"] - world["true"]["b"]
+    plan = pilot_plan([world["pilot"]["a"], world["pilot"]["b"]], delta=delta)
+    n = plan.scenes_per_subset
+    assert plan.paired and 60 < n < 400
+    runs = _simulate(n, seed=3)
+    differences = runs["a"] - runs["b"]
+    wald = _clustered_rejections(differences, 0.0).mean()
+    boot = _bootstrap_rejections(differences).mean()
+    assert abs(wald - 0.8) <= TOLERANCE, wald
+    assert abs(boot - 0.8) <= TOLERANCE, boot  # what `rose-eval compare` would conclude
+    # Ignoring the pairing (the two runs' variances added) would need far more scenes:
+    alone = [pilot_plan([world["pilot"][m]], delta=delta).scenes_per_subset for m in "ab"]
+    assert sum(alone) > 1.5 * n
+    # Half the scenes fall well short of the power (the count is not generous by accident).
+    half = _simulate(n // 2, seed=5)
+    assert _clustered_rejections(half["a"] - half["b"], 0.0).mean() < 0.8 - 2 * TOLERANCE
+
+
+def test_one_models_scene_count_detects_a_shift_at_the_stated_power(world) -> None:
+    delta = 0.06
+    plan = pilot_plan([world["pilot"]["a"]], delta=delta)
+    assert not plan.paired and plan.deff > 1.5  # rows of a scene move together
+    runs = _simulate(plan.scenes_per_subset, seed=7)["a"]
+    # H0: the model's Avg. PASS is delta below its true value; the test should reject it.
+    power = _clustered_rejections(runs, world["true"]["a"] - delta).mean()
+    assert abs(power - 0.8) <= TOLERANCE, power
+
+
+def test_the_mdd_is_the_difference_the_pilot_itself_detects(world) -> None:
+    pilot = world["pilot"]["a"]
+    plan = pilot_plan([pilot], delta=0.05)
+    # Planned at its own MDD, the scene count is the pilot's (1,500 per subset).
+    again = pilot_plan([pilot], delta=plan.mdd_now)
+    assert again.scenes_per_subset == pytest.approx(1500, abs=2)
+    assert plan.mdd_now == pytest.approx(z_sum(0.05, 0.8) * plan.se_now)
+    assert minimum_detectable(plan.se_now**2, 0.05, 0.8) == pytest.approx(plan.mdd_now)
+
+
+def test_stated_rates_with_a_known_within_scene_correlation() -> None:
+    # Rows of a scene: with probability q all copy one scene draw, else their own draw;
+    # their correlation is exactly q^2 (the "common shock" model).
+    p, icc, subsets, delta = 0.6, 0.36, 5, 0.05
+    parts = stated_variances([p], [f"s{i}" for i in range(subsets)], icc=icc,
+                             rows_per_scene=ROWS)
+    plan = make_plan(parts, metric="PASS", delta=delta, alpha=0.05, power=0.8)
+    n = plan.scenes_per_subset
+    assert plan.subsets[0].part.deff[0] == pytest.approx(1 + 4 * icc)
+    rng = np.random.default_rng(11)
+    shape = (RUNS, subsets, n)
+    shock = rng.random(shape) < p
+    copies = rng.random((*shape, ROWS)) < math.sqrt(icc)
+    own = rng.random((*shape, ROWS)) < p
+    rows = np.where(copies, shock[..., None], own)
+    scene_means = rows.mean(axis=3)
+    n_sub = scene_means.shape[2]
+    estimate = scene_means.mean(axis=(1, 2))
+    resid = scene_means - scene_means.mean(axis=2, keepdims=True)
+    se = np.sqrt((resid**2).sum(axis=(1, 2)) / (n_sub * (n_sub - 1)) / subsets**2)
+    power = np.mean(np.abs(estimate - (p - delta)) > 1.959963984540054 * se)
+    assert abs(power - 0.8) <= TOLERANCE, power
+    # Each scene counted once (icc 1) needs deff(1)/deff(0.36) times the scenes.
+    worst = make_plan(stated_variances([p], ["s"] * subsets, icc=1.0, rows_per_scene=ROWS),
+                      metric="PASS", delta=delta, alpha=0.05, power=0.8)
+    assert worst.scenes_per_subset == pytest.approx(n * 5 / (1 + 4 * icc), rel=0.02)
+
+
+def test_scenes_needed_is_millers_formula() -> None:
+    # (1.96 + 0.8416)^2 * 0.25 / 0.05^2 = 784.9 -> 785
+    assert scenes_needed(0.25, 0.05, 0.05, 0.8) == 785
+    with pytest.raises(ValueError, match="delta"):
+        scenes_needed(0.25, 0.0, 0.05, 0.8)
+
+
+def test_a_pilot_without_variance_is_planned_at_its_worst_case() -> None:
+    items = []
+    for k in range(12):
+        items += scene(GLYPH, f"g{k}", (1, 1, 1, 1, 1))  # perfect: no variance to estimate
+    plan = pilot_plan([build_scene_table(items)], delta=0.05)
+    part = plan.subsets[0].part
+    lower = 0.025 ** (1 / 12)  # the effective-n interval's bound nearest 50 %
+    assert part.planned_at == (pytest.approx(lower),)
+    assert part.sigma2 == pytest.approx(lower * (1 - lower))
+    assert plan.mdd_now > 0.1 and plan.scenes_per_subset > 100
+    assert "no variance in the pilot" in plan.notes[0]
+
+
+# ---- the command ---------------------------------------------------------------------------
+
+def _eval_dir(tmp_path: Path, name: str, counts: list[list[int]], *, release: Path | None,
+              split: str = "test") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    rows = []
+    for s, subset in enumerate(SUBSET_ORDER[:len(counts)]):
+        for c, passed in enumerate(counts[s]):
+            for row in scene(subset, f"{subset}-{c}", tuple([1] * passed + [0] * (5 - passed))):
+                rows.append({**row, "model": name})
+    (folder / "per_item_eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = {"split": split, "metadata_jsonl": str(release / f"metadata_{split}.jsonl")
+               if release else ""}
+    (folder / "evaluation_summary.json").write_text(json.dumps(summary))
+    return folder
+
+
+def _release(tmp_path: Path) -> Path:
+    root = tmp_path / "release"
+    root.mkdir()
+    config = {"profile_name": "mini", "seed": 7, "difficulty": {"name": "hard"},
+              "subset": {"glyph": {"name": SUBSET_ORDER[0], "scenes": 10, "dev_scenes": 3},
+                         "emoji_style": {"name": SUBSET_ORDER[1], "scenes": 10, "dev_scenes": 4},
+                         "pixel_edit": {"name": SUBSET_ORDER[3], "scenes": 10, "dev_scenes": 2}}}
+    (root / "export_summary.json").write_text(json.dumps({"config": config}))
+    (root / "metadata_test.jsonl").write_text("")
+    return root
+
+
+def _counts(seed: int, subsets: int = 2, scenes: int = 30) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    return [[int(x) for x in rng.binomial(5, rng.random(scenes))] for _ in range(subsets)]
+
+
+def test_the_command_prints_the_plan_and_the_rose_gen_line(tmp_path, capsys) -> None:
+    release = _release(tmp_path)
+    a = _eval_dir(tmp_path, "a", _counts(1), release=release)
+    out = tmp_path / "plan.json"
+    assert main([str(a), "--delta", "10", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    record = json.loads(out.read_text())
+    n = record["plan"]["scenes_per_subset"]
+    assert f"**{n:,} scenes per subset**" in text
+    assert "Minimum detectable difference now" in text and "| ChineseGlyph |" in text
+    # The scored split is test: scenes = n + the recorded dev scenes, dev kept; a fresh seed;
+    # the pilot covered two of the three recorded subsets, so subsets= restricts to them.
+    assert record["rose_gen"] == (
+        f"rose-gen profile=mini difficulty=hard seed=8 output_dir=out/rose_{n}_scenes "
+        f"subset.glyph.scenes={n + 3} subset.glyph.dev_scenes=3 "
+        f"subset.emoji_style.scenes={n + 4} subset.emoji_style.dev_scenes=4 "
+        "subsets=[glyph,emoji_style]")
+    assert record["rose_gen"] in text
+
+
+def test_a_dev_pilot_sets_the_dev_scenes(tmp_path, capsys) -> None:
+    release = _release(tmp_path)
+    a = _eval_dir(tmp_path, "a", _counts(2, subsets=1), release=release, split="dev")
+    b = _eval_dir(tmp_path, "b", _counts(3, subsets=1), release=release, split="dev")
+    out = tmp_path / "plan.json"
+    assert main([str(a), str(b), "--out", str(out), "--output_dir", "out/x"]) == 0
+    record = json.loads(out.read_text())
+    n = record["plan"]["scenes_per_subset"]
+    assert record["plan"]["paired"] is True
+    assert (f"subset.glyph.scenes={n + 7} subset.glyph.dev_scenes={n} subsets=[glyph]"
+            in record["rose_gen"])
+    assert "A - B" in capsys.readouterr().out
+
+
+def test_stated_rates_need_no_pilot(capsys) -> None:
+    assert main(["--rate", "60", "--rate_b", "55", "--correlation", "0.5", "--icc", "0.3",
+                 "--delta", "5", "--subsets", "glyph,pixel_edit", "--dev_scenes", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "No pilot: stated rate 60.0 % and 55.0 %" in text
+    assert "subset.glyph.dev_scenes=2" in text and "subset.pixel_edit.scenes=" in text
+    assert "MDD now" not in text
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    ([], "nothing to plan from"),
+    (["--rate", "120"], "must be from 0 to 100"),
+    (["--rate", "50", "--delta", "0"], "delta must be above 0"),
+    (["--rate", "50", "--alpha", "1.5"], "must lie in (0, 1)"),
+    (["--rate", "50", "--icc", "2"], "must lie in [0, 1]"),
+    (["--rate_b", "50"], "--rate_b needs --rate"),
+    (["x", "y", "z"], "3 EVAL_DIRs given"),
+    (["--rate", "50", "--metric", "F1"], "invalid choice"),
+    (["no_such_dir"], "not a directory"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rose-eval power: error:") and message in err
+
+
+def test_runs_on_different_items_are_refused(tmp_path, capsys) -> None:
+    a = _eval_dir(tmp_path, "a", _counts(1), release=None)
+    b = _eval_dir(tmp_path, "b", _counts(1, scenes=29), release=None)
+    assert main([str(a), str(b)]) == 2
+    assert "item set differs" in capsys.readouterr().err
+
+
+def test_subset_keys_are_the_generators() -> None:
+    import yaml
+
+    names = {}
+    for path in (REPO / "conf" / "subset").glob("*.yaml"):
+        names[yaml.safe_load(path.read_text())["name"]] = path.stem
+    assert names == SUBSET_KEYS
+
+
+def test_the_suggested_line_makes_exactly_that_many_scenes(mini_release, tmp_path, capsys):
+    """End to end: baselines on a generated release, the plan, then rose-gen with the
+    suggested overrides (plus the test sources the pilot release was made with)."""
+    from rose_eval.cli import main as rose_eval_main
+    from rose_eval.runners.cli import main as rose_run_main
+    from rose_gen.release.config import load_config
+    from rose_gen.release.pipeline import generate_release
+    from tests.fixtures.latin_source import latin_overrides
+
+    evals = []
+    for solver in ("random", "oracle"):
+        predictions = tmp_path / f"{solver}.jsonl"
+        assert rose_run_main(["--dataset_root", str(mini_release), "--split", "test",
+                              "--solver", solver, "--output", str(predictions)]) == 0
+        evals.append(tmp_path / f"eval_{solver}")
+        assert rose_eval_main(["--dataset_root", str(mini_release), "--predictions",
+                               str(predictions), "--out_dir", str(evals[-1]), "--n_boot", "50"]) == 0
+    out = tmp_path / "plan.json"
+    capsys.readouterr()
+    assert main([str(evals[0]), "--delta", "45", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    n = record["plan"]["scenes_per_subset"]
+    words = record["rose_gen"].split()
+    assert words[0] == "rose-gen" and 2 <= n <= 12
+    release = tmp_path / "planned"
+    overrides = [w for w in words[1:] if not w.startswith("output_dir=")]
+    sources = [o for o in latin_overrides(scenes=1, dev=1)
+               if ".scenes=" not in o and ".dev_scenes=" not in o]
+    generate_release(load_config([*overrides, *sources, f"output_dir={release}",
+                                  "progress=false"]))
+    test_rows = [json.loads(line) for line in (release / "metadata_test.jsonl").read_text().splitlines()]
+    per_subset: dict[str, set[str]] = {}
+    for row in test_rows:
+        per_subset.setdefault(row["rose_subset"], set()).add(row["scene_id"])
+    assert {s: len(ids) for s, ids in per_subset.items()} == dict.fromkeys(SUBSET_ORDER, n)
