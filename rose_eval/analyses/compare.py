@@ -300,10 +300,10 @@ def leaderboard_markdown(result: dict[str, Any]) -> str:
     lines += [
         "",
         f"Pairwise claims: {fw['n_claims']} pair{'s' if fw['n_claims'] != 1 else ''}, "
-        f"family-wise error at most {fw['alpha']:g} ({fw['method']}). MDD: the smallest "
-        f"difference these scenes detect with {percent_text(fw['mdd_power'], 0)} % power at "
-        f"alpha/m = {fw['mdd_alpha']:.4g}, in points; smaller gaps are below resolution. "
-        "†: effective-n interval (the bootstrap degenerates).",
+        f"family-wise error at most {fw['alpha']:g} ({fw['method']}). MDD: the minimum "
+        f"detectable difference of the pair in points ({percent_text(fw['mdd_power'], 0)} % "
+        f"power at alpha/m = {fw['mdd_alpha']:.4g}); a smaller gap is below the resolution "
+        "of these scenes. †: effective-n interval (the bootstrap degenerates).",
         "",
         "| A | B | A - B | p | p (Holm) | MDD | Claim |",
         "|---|---|---|---:|---:|---:|---|",

@@ -63,6 +63,7 @@ def beta_cdf(x: float, a: float, b: float) -> float:
     return 1.0 - front * _continued_fraction(b, a, 1.0 - x) / b
 
 
+@lru_cache(maxsize=4096)
 def beta_quantile(p: float, a: float, b: float) -> float:
     """The p-quantile of Beta(a, b): the x with ``I_x(a, b) = p``."""
     if p <= 0.0:
@@ -71,7 +72,10 @@ def beta_quantile(p: float, a: float, b: float) -> float:
         return 1.0
     log_norm = _log_beta(a, b)
     lo, hi = 0.0, 1.0
-    x = min(max(a / (a + b), 1e-12), 1.0 - 1e-12)
+    # Start from the normal approximation (few Newton steps for the large a, b of intervals).
+    mean, total = a / (a + b), a + b
+    spread = math.sqrt(a * b / (total * total * (total + 1.0)))
+    x = min(max(mean + normal_quantile(p) * spread, 1e-12), 1.0 - 1e-12)
     for _ in range(400):
         f = beta_cdf(x, a, b) - p
         if f == 0.0:
@@ -85,7 +89,7 @@ def beta_quantile(p: float, a: float, b: float) -> float:
         new = x - step
         if not lo < new < hi:  # Newton left the bracket: bisect instead
             new = (lo + hi) / 2.0
-        if abs(new - x) <= 1e-15 * max(x, 1e-300) or hi - lo <= 1e-17:
+        if abs(new - x) <= 1e-14 * max(x, 1e-300) or hi - lo <= 1e-17:
             return new
         x = new
     return x

@@ -61,7 +61,8 @@ def design_text(ci: Mapping[str, Any] | None) -> str:
 def value_cell(point: float | None, ci: Mapping[str, Any] | None = None, *,
                compact: bool = False) -> Html:
     """A percentage with its interval below it (beside it when compact), then the scenes and
-    design effect behind the interval (`†` marks an effective-n interval); '--' when absent."""
+    design effect behind the interval (compact: the design effect only; `†` marks an
+    effective-n interval); '--' when absent."""
     if point is None and isinstance(ci, Mapping):
         point = ci.get("point")
     if point is None:
@@ -72,9 +73,10 @@ def value_cell(point: float | None, ci: Mapping[str, Any] | None = None, *,
         bounds = f"[{100 * ci['lo']:.1f}, {100 * ci['hi']:.1f}]"
         bounds += EFFECTIVE_MARK if is_effective_n(ci) else ""
     design = design_text(ci) if bounds else ""
-    if compact:
-        deff = design_effect_text(ci) if bounds else ""  # the scenes are in the main value
-        return escape(f"{text} {bounds}".strip() + (f" ({deff})" if deff else ""))
+    if compact:  # a second value under a main one: its design effect on a line of its own
+        deff = design_effect_text(ci) if bounds else ""
+        return Html(escape(f"{text} {bounds}".strip())
+                    + (el("span", deff, class_="design") if deff else ""))
     return Html(el("span", text, class_="pt") + (el("span", bounds, class_="ci") if bounds else "")
                 + (el("span", design, class_="design") if design else ""))
 
@@ -291,7 +293,8 @@ def bridges(runs: Sequence[ReportRun]) -> Html | None:
 
 
 def comparison(runs: Sequence[ReportRun], *, seed: int, n_boot: int) -> Html | None:
-    """The paired leaderboard of `rose-eval compare` (None for a single run)."""
+    """The paired leaderboard of `rose-eval compare` (None for a single run), with every
+    pairwise claim (Holm-adjusted) and the minimum detectable difference of each pair."""
     if len(runs) < 2:
         return None
     evaluated = [run.evaluated for run in runs]
@@ -301,16 +304,41 @@ def comparison(runs: Sequence[ReportRun], *, seed: int, n_boot: int) -> Html | N
     except CompareError as exc:
         return el("p", f"No paired comparison: {exc}", class_="note")
     board = result["leaderboard"]
+    fw = result["family_wise"]
     figure = plots.comparison([(r["model"], interval((None, r["table1 Avg. PASS"])),
                                 interval((None, r["diff_vs_best"]))) for r in board],
                               result["best"])
+
+    def points(value: float | None) -> str:
+        return "--" if value is None else f"{100 * value:.1f}"
+
+    def p_text(value: float | None) -> str:
+        return "--" if value is None else ("< 0.001" if value < 0.001 else f"{value:.3f}")
+
     rows = [[r["model"], r["rank"], value_cell(None, r["table1 Avg. PASS"]),
              value_cell(None, r["diff_vs_best"]),
              "--" if r["share_best_ahead"] is None else f"{100 * r['share_best_ahead']:.1f} %",
+             p_text(r["p_vs_best_holm"]), points(r["mdd_vs_best"]),
              f"{100 * r['rank_stability']:.1f} %", value_cell(None, r["gap Delta"])]
             for r in board]
-    return Html(el("figure", figure) + table(
-        ["Model", "Rank", "Avg. PASS", "Best minus model", "Best ahead", "Rank kept",
-         "Δ counting-action"], rows,
+    mdds = [p["mdd"] for p in result["pairs"]]
+    span = points(min(mdds)) + (f" to {points(max(mdds))}" if max(mdds) > min(mdds) else "")
+    resolution = el("p", el("strong", "Resolution: "),
+                    f"on these {sum(result['n_scenes'].values())} scenes the minimum detectable "
+                    f"difference per pair is {span} points of Avg. PASS "
+                    f"({100 * fw['mdd_power']:.0f} % power at alpha/m = {fw['mdd_alpha']:.4g}); "
+                    "a smaller gap is below the resolution of these scenes. "
+                    f"Claims: {fw['method']}, family-wise error at most {fw['alpha']:g} over "
+                    f"{fw['n_claims']} pair{'s' if fw['n_claims'] != 1 else ''}.",
+                    class_="finding")
+    pair_rows = [[p["a"], p["b"], value_cell(None, p["difference"]), p_text(p["p"]),
+                  p_text(p["p_holm"]), points(p["mdd"]), p["claim"]] for p in result["pairs"]]
+    return Html(el("figure", figure) + resolution + table(
+        ["Model", "Rank", "Avg. PASS", "Best minus model", "Best ahead", "p vs best (Holm)",
+         "MDD (points)", "Rank kept", "Δ counting-action"], rows,
         caption=f"{result['n_boot']} paired scene resamples (seed {result['seed']}); rank kept: "
-        f"{result['rank_stability']}"))
+        f"{result['rank_stability']}") + table(
+        ["A", "B", "A − B", "p", "p (Holm)", "MDD (points)", "Claim"], pair_rows,
+        caption="every pair of models: paired difference (95 % interval, unadjusted), "
+        "paired-bootstrap p-value, Holm-adjusted p-value, minimum detectable difference; a "
+        "pair is claimed only when its adjusted p-value is at most the family-wise alpha"))

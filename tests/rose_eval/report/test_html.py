@@ -67,7 +67,17 @@ def test_page_loads_offline_with_headings_plots_and_gallery(report, report_input
     # Tables carry the evaluator's numbers with intervals.
     row = page.locator("#table2 tr", has_text="probe").inner_text()
     assert re.search(r"\d+\.\d\s+\[\d+\.\d, \d+\.\d\]", row)
-    assert page.locator("#compare tbody tr").count() == 4
+    # Each interval carries the scenes behind it and its design effect (mini: effective-n).
+    assert re.search(r"\d+ scenes · deff \d+\.\d", page.locator("#table1").inner_text())
+    assert "†" in page.locator("#table2").inner_text()
+    # The comparison: 4 models, 6 pairwise claims (Holm), the resolution stated.
+    tables = page.locator("#compare table")
+    assert tables.count() == 2
+    assert tables.nth(0).locator("tbody tr").count() == 4
+    assert tables.nth(1).locator("tbody tr").count() == 6
+    resolution = page.locator("#compare .finding").inner_text()
+    assert "minimum detectable difference per pair is" in resolution
+    assert "Holm step-down" in resolution and "over 6 pairs" in resolution
     assert page.locator("#bridges table").count() == 2
 
 
