@@ -327,6 +327,15 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def write_json(path: Path, result: Any, error: type[Exception]) -> None:
+    """Write ``result`` as indented JSON through a temporary sibling (``--out`` of compare and
+    power); a file-system failure becomes ``error`` with the one-line fix."""
+    try:
+        _write_atomic(path, json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+    except OSError as exc:
+        raise error(f"{path}: cannot write ({exc.strerror}); choose a writable --out path") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rose-eval compare",
@@ -363,11 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                               subsample_fraction=args.subsample_fraction, alpha=args.alpha,
                               power=args.power)
         if args.out is not None:
-            try:
-                _write_atomic(args.out, json.dumps(result, ensure_ascii=False, indent=2) + "\n")
-            except OSError as exc:
-                raise CompareError(f"{args.out}: cannot write ({exc.strerror}); choose a "
-                                   "writable --out path") from None
+            write_json(args.out, result, CompareError)
     except CompareError as exc:
         print(f"rose-eval compare: error: {exc}", file=sys.stderr)
         return 2

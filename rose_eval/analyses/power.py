@@ -258,6 +258,8 @@ class Plan:
     scenes_per_subset: int
     deff: float | None = None  # of the Avg. now (pilot only)
     notes: tuple[str, ...] = field(default=())
+    pilot_df: int | None = None  # scenes minus subsets behind the pilot's variance
+    scenes_per_subset_upper: int | None = None  # at the variance's upper confidence bound
 
 
 def make_plan(parts: Sequence[SubsetVariance], *, metric: str, delta: float, alpha: float,
@@ -286,12 +288,28 @@ def make_plan(parts: Sequence[SubsetVariance], *, metric: str, delta: float, alp
         notes.append("no variance in the pilot (all its scenes agree, or too few to tell): "
                      f"planned at the bound of the effective-n interval nearest 50 % ({planned}), "
                      "each scene counted once and no correlation between the models assumed")
+    total = math.fsum(p.sigma2 for p in parts)
+    df = sum(p.n_scenes for p in parts) - len(parts) if pilot else None
+    upper = (scenes_needed(total * variance_upper_factor(df), delta, alpha, power)
+             if df is not None and df >= 1 else None)
     return Plan(metric=metric, paired=len(parts[0].points) == 2, alpha=alpha, power=power,
                 delta=delta, subsets=tuple(lines), se_now=se_now,
                 mdd_now=None if se_now is None else z_sum(alpha, power) * se_now,
-                scenes_per_subset=scenes_needed(math.fsum(p.sigma2 for p in parts), delta,
-                                                alpha, power),
-                deff=deff, notes=tuple(notes))
+                scenes_per_subset=scenes_needed(total, delta, alpha, power),
+                deff=deff, notes=tuple(notes), pilot_df=df, scenes_per_subset_upper=upper)
+
+
+UPPER_CONFIDENCE = 0.8
+
+
+def variance_upper_factor(df: int, confidence: float = UPPER_CONFIDENCE) -> float:
+    """``df / chi2_{1-confidence}(df)``: how much a variance estimated on ``df`` degrees of
+    freedom may be too small, at the given one-sided confidence (a pilot's variance is
+    itself uncertain; Browne 1995 plans with such an upper bound). The chi-square quantile
+    is Wilson and Hilferty's cube-root approximation (within 1 % from df = 5)."""
+    z = normal_quantile(1.0 - confidence)
+    chi2 = df * (1.0 - 2.0 / (9.0 * df) + z * math.sqrt(2.0 / (9.0 * df))) ** 3
+    return df / max(chi2, 1e-12)
 
 
 def pilot_plan(tables: Sequence[SceneTable], *, metric: str = "PASS", delta: float,

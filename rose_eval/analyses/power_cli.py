@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from rose_eval.analyses.bootstrap import build_scene_table
-from rose_eval.analyses.compare import CompareError, check_same_items, load_runs
+from rose_eval.analyses.compare import CompareError, check_same_items, load_runs, write_json
 from rose_eval.analyses.power import (
     DEFAULT_ALPHA,
     DEFAULT_POWER,
     METRICS,
+    UPPER_CONFIDENCE,
     Plan,
     make_plan,
     pilot_plan,
@@ -150,6 +151,14 @@ def rose_gen_overrides(plan: Plan, config: Mapping[str, Any] | None, split: str,
 
 # ---- output ---------------------------------------------------------------------------------
 
+def _shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working folder when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def _pct(value: float | None, digits: int = 1) -> str:
     return "--" if value is None else f"{100 * value:.{digits}f}"
 
@@ -199,9 +208,14 @@ def plan_markdown(plan: Plan, *, title: str, pilot_line: str, command: str,
                      + (f", design effect {plan.deff:.2f}" if plan.deff is not None else "")
                      + "); a smaller true difference is found with less than "
                      f"{100 * plan.power:g} % power.")
+        lines.append("")
     lines.append(f"**To detect {100 * plan.delta:g} points** ({what}, {metric}): "
                  f"**{n:,} scenes per subset** in the scored split ({n * k:,} scenes, about "
                  f"{round(rows):,} rows per model).")
+    if plan.scenes_per_subset_upper is not None:
+        lines.append(f"The pilot's variance rests on {plan.pilot_df} degrees of freedom: at its "
+                     f"{100 * UPPER_CONFIDENCE:g} % upper confidence bound the count is "
+                     f"{plan.scenes_per_subset_upper:,} scenes per subset.")
     lines += ["", "```bash", command, "```"]
     extra = list(plan.notes) + list(notes)
     if extra:
@@ -372,7 +386,7 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         scenes = sum(len(ids) for ids in tables[0].scene_ids)
         pilot_line = (f"Pilot: {names} on the {split} split, {scenes} scenes "
                       f"({', '.join(str(len(i)) for i in tables[0].scene_ids)} per subset)"
-                      + (f"; release config {where}" if where else "") + ".")
+                      + (f"; release config {_shown(where)}" if where else "") + ".")
         title = f"How many scenes: {args.metric}, {names}"
         source = {"eval_dirs": [str(r.path) for r in runs], "split": split}
     command, notes = rose_gen_overrides(plan, config, split, dev_scenes=args.dev_scenes,
@@ -391,13 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         text, record = run(args)
         if args.out is not None:
-            from rose_eval.analyses.compare import _write_atomic
-
-            try:
-                _write_atomic(args.out, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
-            except OSError as exc:
-                raise PowerError(f"{args.out}: cannot write ({exc.strerror}); choose a "
-                                 "writable --out path") from None
+            write_json(args.out, record, PowerError)
     except PowerError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR

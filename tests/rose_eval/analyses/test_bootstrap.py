@@ -157,14 +157,14 @@ def test_published_intervals_are_pinned() -> None:
                     "cf1": {"lo": 0.43333333333721386, "hi": 0.65},
                     "delta": {"lo": -0.16666666666666674, "hi": 0.10000000000000003}}
     assert result["table1"]["Avg. PASS"] == {
-        "point": 0.5, "lo": 0.339413695004, "hi": 0.660586304996, "interval": "effective n",
+        "point": 0.5, "lo": 0.342249451084, "hi": 0.657750548916, "interval": "effective n",
         "why": ["fewer than 30 scenes"],
         "bootstrap": {"lo": 0.42857142857142855, "hi": 0.5571428571428572},
-        "effective_n": {"lo": 0.339413695004, "hi": 0.660586304996},
+        "effective_n": {"lo": 0.342249451084, "hi": 0.657750548916},
         "n_scenes": 10, "n_items": 70, "se": 0.047380354148, "deff": 0.655319148936,
         "deff_assumed": False, "n_eff": 70.0}
-    assert result["gap"]["Delta"]["lo"] == -0.36493496056
-    assert result["gap"]["Delta"]["hi"] == 0.304877288532
+    assert result["gap"]["Delta"]["lo"] == -0.348406915939
+    assert result["gap"]["Delta"]["hi"] == 0.287941549473
 
 
 def test_summary_bytes_do_not_depend_on_threads(tmp_path) -> None:

@@ -291,9 +291,15 @@ def test_subset_keys_are_the_generators() -> None:
     assert names == SUBSET_KEYS
 
 
-def test_the_suggested_line_makes_exactly_that_many_scenes(mini_release, tmp_path, capsys):
+def test_the_suggested_line_makes_exactly_that_many_scenes(mini_release, tmp_path, capsys,
+                                                            monkeypatch):
     """End to end: baselines on a generated release, the plan, then rose-gen with the
     suggested overrides (plus the test sources the pilot release was made with)."""
+    import tqdm
+
+    # rose-run's progress bar would leave tqdm's monitor thread running for the rest of the
+    # session, and the bootstrap helper (test_worker) refuses to fork beside other threads.
+    monkeypatch.setattr(tqdm.tqdm, "monitor_interval", 0)
     from rose_eval.cli import main as rose_eval_main
     from rose_eval.runners.cli import main as rose_run_main
     from rose_gen.release.config import load_config
@@ -326,3 +332,18 @@ def test_the_suggested_line_makes_exactly_that_many_scenes(mini_release, tmp_pat
     for row in test_rows:
         per_subset.setdefault(row["rose_subset"], set()).add(row["scene_id"])
     assert {s: len(ids) for s, ids in per_subset.items()} == dict.fromkeys(SUBSET_ORDER, n)
+
+
+@pytest.mark.parametrize("df", [5, 10, 45, 300])
+def test_the_pilots_variance_bound_is_the_chi_square_ones(df: int) -> None:
+    from scipy.stats import chi2
+
+    from rose_eval.analyses.power import variance_upper_factor
+
+    assert variance_upper_factor(df) == pytest.approx(df / chi2.ppf(0.2, df), rel=0.01)
+
+
+def test_a_small_pilot_states_how_uncertain_its_count_is(world) -> None:
+    plan = pilot_plan([world["pilot"]["a"]], delta=0.05)
+    assert plan.pilot_df == 3 * 1500 - 3
+    assert plan.scenes_per_subset < plan.scenes_per_subset_upper < 1.05 * plan.scenes_per_subset
