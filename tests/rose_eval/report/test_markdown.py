@@ -45,13 +45,14 @@ def test_render_has_both_tables_with_intervals_design_and_the_gap() -> None:
     assert "| ChineseGlyph | 30 | 6 | 50.0 [" in text
     # EmojiStyle: every scene identical -> the bootstrap collapses, the shown interval does
     # not; the design effect cannot be estimated (assumed, marked *).
-    assert "| EmojiStyle | 30 | 6 | 40.0 [17.8, 65.7]† deff 1.0* |" in text
+    assert "| EmojiStyle | 30 | 6 | 40.0 [18.6, 64.6]† deff 1.0* |" in text
     assert "40.0 [40.0, 40.0]" not in text
-    # VALID is 100 % everywhere: each scene counted once (deff = 5 rows per scene, assumed).
-    assert "100.0 [34.7, 100.0]† deff 5.0*" in text
+    # VALID is 100 % everywhere: each scene counted once (deff = 5 rows per scene, assumed):
+    # 0.025^(1/6) = 54.1 %.
+    assert "100.0 [54.1, 100.0]† deff 5.0*" in text
     assert "| **Avg.** | | 12 | 45.0 [" in text
     assert "| scenes | G-Cnt | L-Cnt | L-Clk | V-Clk | Excl. C+S | C-F1 | R-OK | Avg. PASS |" in text
-    assert "| 12 | 100.0 [67.2, 100.0]† deff 1.0* | 50.0 [" in text
+    assert "| 12 | 100.0 [73.0, 100.0]† deff 1.0* | 50.0 [" in text
     assert "Counting Avg. 75.0 [" in text and "Action Avg. 25.0 [" in text
     assert "Delta 50.0 [" in text and "points (12 scenes)" in text
     assert "†: effective-n interval (Korn-Graubard" in text
