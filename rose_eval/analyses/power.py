@@ -129,11 +129,10 @@ class _ModelPart:
     planned_at: float | None
 
 
-def _model_part(values: Sequence[SceneValues], form: LinearForm, *,
-                substitute: bool = False) -> _ModelPart:
+def _model_part(values: Sequence[SceneValues], form: LinearForm) -> _ModelPart:
     prec = precision_of(values, form, _point(values, form))
     z = influences(values, form)
-    if prec.estimable and not substitute:
+    if prec.estimable:
         return _ModelPart(prec, z, prec.variance * prec.n_scenes, None)
     plan = planning_rate(prec)
     return _ModelPart(prec, z, plan * (1.0 - plan), plan)
@@ -150,9 +149,13 @@ def _implied_paired(values: Sequence[Sequence[SceneValues]], form: LinearForm,
     return se * se * int(record["n_scenes"])
 
 
+def _scene_rows(values: SceneValues, form: LinearForm) -> np.ndarray:
+    """Each scene's rows in the form's cells."""
+    return sum(values.values[:, den] for den in sorted({t.den for t in form}))
+
+
 def _rows_per_scene(values: SceneValues, form: LinearForm) -> float:
-    dens = {t.den for t in form}
-    rows = sum(values.values[:, den] for den in sorted(dens))
+    rows = _scene_rows(values, form)
     used = rows[rows > 0]
     return float(used.mean()) if used.size else 0.0
 
@@ -165,8 +168,7 @@ def _icc(prec: Precision, rows_weighted: float) -> float | None:
 
 def _weighted_rows(values: SceneValues, form: LinearForm) -> float:
     """Kish's mean cluster size sum m^2 / sum m (the m of deff = 1 + (m - 1) icc)."""
-    dens = {t.den for t in form}
-    rows = sum(values.values[:, den] for den in sorted(dens))
+    rows = _scene_rows(values, form)
     total = float(rows.sum())
     return float((rows**2).sum()) / total if total else 0.0
 

@@ -347,3 +347,36 @@ def test_a_small_pilot_states_how_uncertain_its_count_is(world) -> None:
     plan = pilot_plan([world["pilot"]["a"]], delta=0.05)
     assert plan.pilot_df == 3 * 1500 - 3
     assert plan.scenes_per_subset < plan.scenes_per_subset_upper < 1.05 * plan.scenes_per_subset
+
+
+def test_a_constant_paired_difference_is_planned_from_its_interval() -> None:
+    # B passes exactly one row fewer than A in every scene: the per-scene difference never
+    # varies, so its variance is taken from the difference's effective-n interval.
+    rng = np.random.default_rng(5)
+    a_items, b_items = [], []
+    for k in range(40):
+        base = [int(x) for x in rng.random(5) < 0.5]
+        base[0] = 0
+        better = [1] + base[1:]
+        a_items += scene(GLYPH, f"g{k}", tuple(better))
+        b_items += scene(GLYPH, f"g{k}", tuple(base))
+    plan = pilot_plan([build_scene_table(a_items), build_scene_table(b_items)], delta=0.05)
+    part = plan.subsets[0].part
+    assert part.points[0] - part.points[1] == pytest.approx(0.2)
+    assert not part.substituted and 0 < part.sigma2 < 0.01
+    assert 2 <= plan.scenes_per_subset < 40
+
+
+def test_a_perfect_model_against_a_noisy_one_is_planned_without_covariance() -> None:
+    rng = np.random.default_rng(6)
+    perfect, noisy = [], []
+    for k in range(40):
+        perfect += scene(GLYPH, f"g{k}", (1, 1, 1, 1, 1))
+        noisy += scene(GLYPH, f"g{k}", tuple(int(x) for x in rng.random(5) < 0.7))
+    plan = pilot_plan([build_scene_table(perfect), build_scene_table(noisy)], delta=0.05)
+    part = plan.subsets[0].part
+    lower = 0.025 ** (1 / 40)
+    assert part.planned_at[0] == pytest.approx(lower) and part.planned_at[1] is None
+    assert part.correlation is None
+    noisy_alone = pilot_plan([build_scene_table(noisy)], delta=0.05).subsets[0].part.sigma2
+    assert part.sigma2 == pytest.approx(lower * (1 - lower) + noisy_alone)
