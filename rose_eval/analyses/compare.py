@@ -1,4 +1,5 @@
-"""`rose-eval compare EVAL_DIR...`: a leaderboard of evaluated runs with paired intervals.
+"""A leaderboard of evaluated runs with paired intervals (`rose-eval compare EVAL_DIR...`,
+`rose_eval/cli/compare.py`).
 
 Each EVAL_DIR is an evaluator output folder holding per_item_eval.jsonl; all runs must
 cover the same items. Every model is resampled with the SAME scene draws (within
@@ -11,11 +12,6 @@ drawn without replacement, by default) in which the model keeps its rank.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -212,60 +208,3 @@ def leaderboard_markdown(result: dict[str, Any]) -> str:
             f"{_pct(row['diff_vs_best'])} | {ahead} | {percent_text(row['rank_stability'])}% | "
             f"{_pct(row['table1 VALID'])} |")
     return "\n".join(lines) + "\n"
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rose-eval compare",
-        description="Leaderboard of evaluated runs with paired scene-bootstrap intervals.")
-    parser.add_argument("eval_dirs", nargs="+", type=Path, metavar="EVAL_DIR",
-                        help=f"evaluation output folder holding {PER_ITEM_FILE}")
-    parser.add_argument("--out", type=Path, default=None, help="write the result as JSON here")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n_boot", type=int, default=10_000,
-                        help="paired scene resamples (and scene subsamples for rank stability)")
-    parser.add_argument("--subsample_fraction", type=float, default=SUBSAMPLE_FRACTION,
-                        help="share of each subset's scenes kept per rank-stability subsample")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `rose-eval compare`; returns the exit status."""
-    args = build_parser().parse_args(argv)
-    try:
-        if len(args.eval_dirs) < 2:
-            raise CompareError("need at least two EVAL_DIRs to compare")
-        if args.n_boot < 1 or args.seed < 0 or not 0 < args.subsample_fraction <= 1:
-            raise CompareError("--n_boot must be >= 1, --seed >= 0 and --subsample_fraction "
-                               "in (0, 1]")
-        runs = load_runs(args.eval_dirs)
-        check_same_items(runs)
-        result = compare_runs(runs, seed=args.seed, n_boot=args.n_boot,
-                              subsample_fraction=args.subsample_fraction)
-        if args.out is not None:
-            try:
-                _write_atomic(args.out, json.dumps(result, ensure_ascii=False, indent=2) + "\n")
-            except OSError as exc:
-                raise CompareError(f"{args.out}: cannot write ({exc.strerror}); choose a "
-                                   "writable --out path") from None
-    except CompareError as exc:
-        print(f"rose-eval compare: error: {exc}", file=sys.stderr)
-        return 2
-    sys.stdout.write(leaderboard_markdown(result))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -28,10 +28,10 @@ from typing import Any
 
 from PIL import Image
 
+from rose_eval.atomic import write_atomic
 from rose_eval.harness.common import PAPER_ORDER, subset_key, table1, verdict
 from rose_eval.io import InputError, drop_nulls
 from rose_eval.runners.openai_compat import build_messages, prompt_parts
-from rose_eval.runners.predictions import atomic_write_text
 from rose_eval.vocab import SPLITS, SUBSET_ORDER
 
 TASK_FOLDER = "lmms_eval_tasks/rose"
@@ -147,6 +147,6 @@ def write_task_folder(release: Path, out_dir: Path) -> dict[str, Path]:
     written: dict[str, Path] = {}
     for name, text in sorted(task_folder_files().items()):
         target = out / name
-        atomic_write_text(target, text.replace(DATA_PLACEHOLDER, data.as_posix()))
+        write_atomic(target, text.replace(DATA_PLACEHOLDER, data.as_posix()))
         written[name] = target
     return written

@@ -14,13 +14,14 @@ import argparse
 import gc
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from rose_eval.aggregate import RunInfo, build_summary
 from rose_eval.analyses import failures
 from rose_eval.analyses.worker import BootstrapHelper
+from rose_eval.cli.args import EXIT_USAGE, OneLineParser, int_in
 from rose_eval.io import (
     InputError,
     Record,
@@ -38,12 +39,12 @@ from rose_eval.truth import item_truth
 
 PROG = "rose-eval"
 EXIT_ANALYSIS_FAILED = 1
-EXIT_INPUT_ERROR = 2
+EXIT_INPUT_ERROR = EXIT_USAGE
 DEFAULT_REPO_ID = "sysuwyh357/ROSE-v0.1"
 # name -> module whose main(argv) -> int runs `rose-eval <name> ...`
 SUBCOMMANDS: dict[str, str] = {
-    "compare": "rose_eval.analyses.compare",
-    "report": "rose_eval.report.html",  # the HTML report
+    "compare": "rose_eval.cli.compare",
+    "report": "rose_eval.cli.report",  # the HTML report
 }
 SCORING_FIELDS_HINT = (
     "fix the row: scoring needs integer rows/cols, a known region_type with its "
@@ -51,29 +52,9 @@ SCORING_FIELDS_HINT = (
 )
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"{PROG}: error: {message} (command line); see {PROG} --help", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT_ERROR)
-
-
-def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An argparse type: an integer in [low, high]."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
-            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
-        return value
-    return parse
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> OneLineParser:
     """The public evaluator's flags plus --metadata, --seed, --n_boot, --no_analyses."""
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Score ROSE predictions against release metadata (same outputs as the "
                     "public v0.1 evaluator, plus analyses). Subcommands: "
@@ -211,10 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return run_subcommand(argv[0], argv[1:])
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = build_parser().parse_or_status(argv)
+    if isinstance(args, int):
+        return args
     gc.disable()  # one pass over large acyclic data: cycle collection only costs time here
     try:
         summary, failed = evaluate(args)
