@@ -23,18 +23,18 @@ from rose_eval.analyses import failures
 from rose_eval.analyses.worker import BootstrapHelper
 from rose_eval.cli.args import EXIT_USAGE, OneLineParser, int_in
 from rose_eval.io import (
+    METADATA_FIELDS,
     InputError,
     Record,
     index_by_item_id,
-    read_metadata,
     read_predictions,
-    resolve_metadata_path,
     rows_of_split,
     run_model,
 )
 from rose_eval.protocol import parse_answer
 from rose_eval.report.tables import display_model_name, write_outputs
 from rose_eval.score import score_parsed
+from rose_eval.split_rows import read_rows, resolve_split
 from rose_eval.truth import item_truth
 
 PROG = "rose-eval"
@@ -46,6 +46,9 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "rose_eval.cli.compare",
     "report": "rose_eval.cli.report",  # the HTML report
 }
+METADATA_FIX = ("point --dataset_root at a release folder holding metadata_{split}.jsonl (or "
+                "data/{split}.parquet, or its data/{split}-*-of-*.parquet parts), or pass "
+                "--metadata FILE")
 SCORING_FIELDS_HINT = (
     "fix the row: scoring needs integer rows/cols, a known region_type with its "
     "region_params, and coordinate lists like [\"R2,C5\"]"
@@ -64,9 +67,11 @@ def build_parser() -> OneLineParser:
                         help="predictions JSONL: {item_id, model, raw_text, error} per line; "
                              "or a VLMEvalKit result file (.xlsx or .tsv with a prediction column)")
     parser.add_argument("--dataset_root", type=Path, default=None,
-                        help="release folder with metadata_{split}.jsonl or data/{split}.parquet")
+                        help="release folder with metadata_{split}.jsonl or data/{split}.parquet "
+                             "(or its HF-style data/{split}-0000k-of-0000n.parquet parts)")
     parser.add_argument("--metadata", type=Path, default=None,
-                        help="a metadata file anywhere (.jsonl or .parquet); overrides --dataset_root")
+                        help="a metadata file anywhere (.jsonl or .parquet; one part of several "
+                             "reads them all); overrides --dataset_root")
     parser.add_argument("--split", choices=["dev", "test"], default="test")
     parser.add_argument("--out_dir", type=Path, required=True,
                         help="output folder, replaced as a whole (other files in it are kept)")
@@ -126,9 +131,10 @@ def evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
 
 def _evaluate(args: argparse.Namespace,
               helper: BootstrapHelper | None) -> tuple[dict[str, Any], dict[str, str]]:
-    metadata_path = resolve_metadata_path(dataset_root=args.dataset_root,
-                                          metadata=args.metadata, split=args.split)
-    metadata_records = rows_of_split(read_metadata(metadata_path), args.split)
+    metadata_files = resolve_split(dataset_root=args.dataset_root, metadata=args.metadata,
+                                   split=args.split, fix=METADATA_FIX.format(split=args.split))
+    metadata_path = metadata_files.first
+    metadata_records = rows_of_split(read_rows(metadata_files, METADATA_FIELDS), args.split)
     metadata = index_by_item_id(metadata_records, role="metadata")
 
     predictions_path = args.predictions.expanduser().resolve()
