@@ -29,7 +29,7 @@ from pathlib import Path
 
 from PIL import Image, ImageFilter
 
-from rose_eval.runners.cli import main as rose_run
+from rose_eval.cli.run import main as rose_run
 from rose_eval.score import score_item
 
 

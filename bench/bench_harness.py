@@ -23,7 +23,7 @@ import pandas as pd
 from rose_eval.harness import lmms_eval_task
 from rose_eval.harness.inspect_task import rose
 from rose_eval.harness.vlmevalkit import export_tsv, read_result_file
-from rose_eval.io import read_parquet
+from rose_eval.split_rows import read_rows, split_of_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_eval import timed  # noqa: E402 - the bench folder is not a package
@@ -43,7 +43,7 @@ def main() -> None:
 
             release = tmp / "mini"
             generate_release(load_config(["profile=mini", f"output_dir={release}", "progress=false"]))
-        items = len(read_parquet(release / "data" / "test.parquet"))
+        items = len(read_rows(split_of_file(release / "data" / "test.parquet")))
         tsv = tmp / "ROSE_test.tsv"
         export_tsv(release, tsv)
         frame = pd.read_csv(tsv, sep="\t").drop(columns=["image"])

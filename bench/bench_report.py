@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # the Latin test sources live in tests/fixtures
 
-from rose_eval.cli import main as rose_eval  # noqa: E402
-from rose_eval.runners.cli import main as rose_run  # noqa: E402
+from rose_eval.cli.eval import main as rose_eval  # noqa: E402
+from rose_eval.cli.run import main as rose_run  # noqa: E402
 from rose_gen.release.config import load_config  # noqa: E402
 from rose_gen.release.pipeline import generate_release  # noqa: E402
 from tests.fixtures.latin_source import latin_overrides  # noqa: E402

@@ -4,6 +4,8 @@ Everything structural (unreadable files, bad JSON, missing or repeated ids, rows
 scorer cannot read) raises :class:`InputError`, which the CLI prints as one line.
 Answer-level faults (odd ``raw_text``, unknown ids) are not errors here.
 
+A split's metadata rows are found and read by :mod:`rose_eval.split_rows` (JSONL or
+Parquet); this module holds the error and record types, the JSONL and predictions readers.
 Files are streamed and each row keeps only the fields the evaluator reads
 (:data:`METADATA_FIELDS`, :data:`PREDICTION_FIELDS`): a release row's prompts and
 descriptive fields are dropped as soon as the line is parsed, which keeps a full test
@@ -86,30 +88,6 @@ def drop_nulls(value: Any) -> Any:
     return value
 
 
-def read_parquet(path: Path, fields: frozenset[str] = METADATA_FIELDS) -> list[Record]:
-    """Rows of a Parquet metadata export (its ``fields`` columns), in the JSONL row form."""
-    if not path.is_file():
-        raise InputError("metadata file not found", path, "check the metadata path")
-    try:
-        import pyarrow.parquet as pq  # only Parquet input needs pyarrow
-
-        schema = pq.read_schema(path)
-        table = pq.read_table(path, columns=[name for name in schema.names if name in fields])
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a damaged file
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(f"unreadable Parquet file: {first}", path,
-                         "re-export the release or pass its metadata JSONL") from None
-    return [Record(f"{path}:row {index}", drop_nulls(row))
-            for index, row in enumerate(table.to_pylist(), 1)]
-
-
-def read_metadata(path: Path) -> list[Record]:
-    """Metadata rows (their evaluator fields) from a JSONL file or a Parquet export."""
-    if path.suffix.lower() == ".parquet":
-        return read_parquet(path)
-    return read_jsonl(path, role="metadata", fields=METADATA_FIELDS)
-
-
 def read_predictions(path: Path) -> list[Record]:
     """Prediction rows (item_id, model, raw_text, error) of a predictions JSONL file, or of a
     VLMEvalKit result file (.xlsx/.tsv; its reader is loaded only for such a file)."""
@@ -118,27 +96,6 @@ def read_predictions(path: Path) -> list[Record]:
 
         return read_result_file(path)
     return read_jsonl(path, role="predictions", fields=PREDICTION_FIELDS)
-
-
-def resolve_metadata_path(*, dataset_root: Path | None, metadata: Path | None,
-                          split: str) -> Path:
-    """--metadata FILE, else DATASET_ROOT/metadata_{split}.jsonl, else its data/{split}.parquet."""
-    if metadata is not None:
-        return metadata.expanduser().resolve()
-    if dataset_root is None:
-        raise InputError("no metadata given", "command line",
-                         "pass --dataset_root RELEASE_DIR or --metadata FILE "
-                         "(rose-eval never downloads)")
-    root = dataset_root.expanduser().resolve()
-    jsonl = root / f"metadata_{split}.jsonl"
-    parquet = root / "data" / f"{split}.parquet"
-    if jsonl.exists():
-        return jsonl
-    if parquet.exists():
-        return parquet
-    raise InputError(f"missing release metadata metadata_{split}.jsonl", jsonl,
-                     f"point --dataset_root at a release folder holding metadata_{split}.jsonl "
-                     f"(or data/{split}.parquet), or pass --metadata FILE")
 
 
 def rows_of_split(records: Iterable[Record], split: str) -> list[Record]:

@@ -22,7 +22,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from assets_manifest import sha256_file  # noqa: E402
-from assets_manifest.build.manifest_json import dumps_one_record_per_line, write_text_atomic  # noqa: E402
+from assets_manifest.build.manifest_json import dumps_one_record_per_line  # noqa: E402
+from rose_eval.atomic import write_atomic  # noqa: E402
 from rose_gen.assets.emoji.artwork import (  # noqa: E402
     ART_MARGIN,
     EmojiAsset,
@@ -186,7 +187,7 @@ def build_content_pairs(identities: list[dict], asset) -> dict:
 
 def write_json(path: Path, doc: dict) -> None:
     """Write one manifest atomically, one record a line."""
-    write_text_atomic(path, dumps_one_record_per_line(doc))
+    write_atomic(path, dumps_one_record_per_line(doc))
 
 
 def main(argv: list[str] | None = None) -> int:

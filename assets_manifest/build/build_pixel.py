@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from assets_manifest import MANIFEST_DIR
-from assets_manifest.build.manifest_json import dumps_one_record_per_line, write_text_atomic
+from assets_manifest.build.manifest_json import dumps_one_record_per_line
+from rose_eval.atomic import write_atomic
 from rose_gen.assets.pixel import edit_kinds as pixel_edit_kinds
 from rose_gen.assets.pixel import edits as pixel_edits
 from rose_gen.assets.pixel import library as px
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in docs.items():
-        write_text_atomic(args.out / name, text)
+        write_atomic(args.out / name, text)
     doc = json.loads(docs["pixel_sprites.json"])
     print(f"pixel sprites: {len(doc['sprites'])}; content pairs: {len(json.loads(docs['pixel_content_pairs.json'])['pairs'])}; "
           f"edit bases: {len(json.loads(docs['pixel_edit_bases.json'])['bases'])}")

@@ -1,13 +1,13 @@
-"""Writing the generated JSON manifests: stable, diff-friendly text, written atomically.
+"""Writing the generated JSON manifests: stable, diff-friendly text.
 
-Shared by the manifest builders (``build_emoji.py``, ``build_pixel.py``).
+Shared by the manifest builders (``build_emoji.py``, ``build_pixel.py``), which write it
+with the toolkit's atomic writer (``rose_eval.atomic.write_atomic``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 
@@ -33,9 +33,3 @@ def dumps_one_record_per_line(doc: Mapping[str, Any], indent: int = 0) -> str:
     lines.append("}")
     return "\n".join(lines) + "\n"
 
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to a hidden temporary sibling, then rename it over ``path``."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)

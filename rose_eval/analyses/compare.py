@@ -1,4 +1,5 @@
-"""`rose-eval compare EVAL_DIR...`: a leaderboard of evaluated runs with paired intervals.
+"""A leaderboard of evaluated runs with paired intervals (`rose-eval compare EVAL_DIR...`,
+`rose_eval/cli/compare.py`).
 
 Each EVAL_DIR is an evaluator output folder holding per_item_eval.jsonl; all runs must
 cover the same items. Every model is resampled with the SAME scene draws (within
@@ -22,11 +23,6 @@ scene bootstrap's, or the effective-n one where it degenerates:
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -313,72 +309,3 @@ def leaderboard_markdown(result: dict[str, Any]) -> str:
                      f"{_p_text(pair['p'])} | {_p_text(pair['p_holm'])} | "
                      f"{percent_text(pair['mdd'])} | {pair['claim']} |")
     return "\n".join(lines) + "\n"
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_json(path: Path, result: Any, error: type[Exception]) -> None:
-    """Write ``result`` as indented JSON through a temporary sibling (``--out`` of compare and
-    power); a file-system failure becomes ``error`` with the one-line fix."""
-    try:
-        _write_atomic(path, json.dumps(result, ensure_ascii=False, indent=2) + "\n")
-    except OSError as exc:
-        raise error(f"{path}: cannot write ({exc.strerror}); choose a writable --out path") from None
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rose-eval compare",
-        description="Leaderboard of evaluated runs with paired scene-bootstrap intervals.")
-    parser.add_argument("eval_dirs", nargs="+", type=Path, metavar="EVAL_DIR",
-                        help=f"evaluation output folder holding {PER_ITEM_FILE}")
-    parser.add_argument("--out", type=Path, default=None, help="write the result as JSON here")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n_boot", type=int, default=10_000,
-                        help="paired scene resamples (and scene subsamples for rank stability)")
-    parser.add_argument("--subsample_fraction", type=float, default=SUBSAMPLE_FRACTION,
-                        help="share of each subset's scenes kept per rank-stability subsample")
-    parser.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
-                        help="family-wise error of the pairwise claims (Holm), default 0.05")
-    parser.add_argument("--power", type=float, default=DEFAULT_POWER,
-                        help="power of the minimum detectable differences, default 0.8")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `rose-eval compare`; returns the exit status."""
-    args = build_parser().parse_args(argv)
-    try:
-        if len(args.eval_dirs) < 2:
-            raise CompareError("need at least two EVAL_DIRs to compare")
-        if args.n_boot < 1 or args.seed < 0 or not 0 < args.subsample_fraction <= 1:
-            raise CompareError("--n_boot must be >= 1, --seed >= 0 and --subsample_fraction "
-                               "in (0, 1]")
-        if not 0 < args.alpha < 1 or not 0 < args.power < 1:
-            raise CompareError("--alpha and --power must lie strictly between 0 and 1")
-        runs = load_runs(args.eval_dirs)
-        check_same_items(runs)
-        result = compare_runs(runs, seed=args.seed, n_boot=args.n_boot,
-                              subsample_fraction=args.subsample_fraction, alpha=args.alpha,
-                              power=args.power)
-        if args.out is not None:
-            write_json(args.out, result, CompareError)
-    except CompareError as exc:
-        print(f"rose-eval compare: error: {exc}", file=sys.stderr)
-        return 2
-    sys.stdout.write(leaderboard_markdown(result))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -22,8 +22,9 @@ from PIL import Image
 
 from rose_eval import __version__
 from rose_eval.aggregate import paper_table1
+from rose_eval.atomic import write_atomic
 from rose_eval.runners.openai_compat import IMAGE_FORMATS, PROMPT_ORDERS, ImageOptions
-from rose_eval.runners.predictions import atomic_write_text, manifest_path_for, write_manifest
+from rose_eval.runners.predictions import manifest_path_for, write_manifest
 from rose_eval.score import score_item
 from rose_eval.vocab import PROTOCOL_VERSION, SUBSET_ORDER, SUBSET_SHORT
 
@@ -186,7 +187,7 @@ def write_predictions(path: Path, predictions: Sequence[Prediction],
               "errors": sum(1 for p in predictions if p.error),
               "no_text": sum(1 for p in predictions if p.raw_text is None),
               "empty_text": sum(1 for p in predictions if p.raw_text == "")}
-    atomic_write_text(path, text)
+    write_atomic(path, text)
     manifest_path = manifest_path_for(path)
     write_manifest(manifest_path, {**manifest, "counts": counts, "tool": tool_record()})
     return manifest_path

@@ -21,6 +21,7 @@ with ``--include_path DIR``. lmms-eval itself is never imported here.
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -28,10 +29,11 @@ from typing import Any
 
 from PIL import Image
 
+from rose_eval.atomic import write_atomic
 from rose_eval.harness.common import PAPER_ORDER, subset_key, table1, verdict
 from rose_eval.io import InputError, drop_nulls
 from rose_eval.runners.openai_compat import build_messages, prompt_parts
-from rose_eval.runners.predictions import atomic_write_text
+from rose_eval.split_rows import SplitFiles, find_parquet
 from rose_eval.vocab import SPLITS, SUBSET_ORDER
 
 TASK_FOLDER = "lmms_eval_tasks/rose"
@@ -135,18 +137,28 @@ def write_task_folder(release: Path, out_dir: Path) -> dict[str, Path]:
     """Write the task folder for ``release`` into ``out_dir`` (its Parquet paths filled in)."""
     root = release.expanduser().resolve()
     data = root / "data"
-    missing = [f"data/{split}.parquet" for split in SPLITS if not (data / f"{split}.parquet").is_file()]
+    found = {split: find_parquet(root, split) for split in SPLITS}
+    missing = [f"data/{split}.parquet" for split, files in found.items() if files is None]
     if missing:
         raise InputError(f"the release has no {', '.join(missing)}", root,
                          "point at a release folder exported with Parquet "
                          "(rose-gen ... export.parquet=true, the default)")
+    present = {split: files for split, files in found.items() if files is not None}
     out = out_dir.expanduser().resolve()
     if out.exists() and not out.is_dir():
         raise InputError("output is a file, not a folder", out, "choose a folder for the task files")
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     for name, text in sorted(task_folder_files().items()):
+        for split, files in present.items():
+            text = text.replace(f"{DATA_PLACEHOLDER}/{split}.parquet", _data_files(files))
         target = out / name
-        atomic_write_text(target, text.replace(DATA_PLACEHOLDER, data.as_posix()))
+        write_atomic(target, text.replace(DATA_PLACEHOLDER, data.as_posix()))
         written[name] = target
     return written
+
+
+def _data_files(files: SplitFiles) -> str:
+    """The YAML value of a split's ``data_files``: its one path, or a flow list of its parts."""
+    paths = [path.as_posix() for path in files.paths]
+    return paths[0] if len(paths) == 1 else json.dumps(paths)  # JSON is YAML

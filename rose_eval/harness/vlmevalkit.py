@@ -23,18 +23,17 @@ from __future__ import annotations
 import base64
 import csv
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rose_eval.atomic import atomic_output, write_atomic
 from rose_eval.harness.common import image_facts, table1, verdict
 from rose_eval.io import InputError, Record
 from rose_eval.runners.dataset import load_split
 from rose_eval.runners.openai_compat import prompt_parts
-from rose_eval.runners.predictions import atomic_write_text
 
 TSV_COLUMNS: tuple[str, ...] = ("index", "image", "question", "answer", "category", "split",
                                 "item_id", "image_id", "prompt_global", "prompt_local", "rose_row")
@@ -76,22 +75,16 @@ def export_tsv(release: Path, out: Path, split: str = "test") -> dict[str, Any]:
     if out.suffix.lower() != ".tsv":
         raise InputError("the output must be a .tsv file", out,
                          f"name it like {DATASET_PREFIX}{split}.tsv (the dataset name VLMEvalKit sees)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
     images: list[dict[str, Any]] = []
     rows = 0
-    try:
-        with tmp.open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
-            writer.writerow(TSV_COLUMNS)
-            for cells, facts in _tsv_rows(release, split):
-                writer.writerow(cells)
-                rows += 1
-                if facts:
-                    images.append(facts)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_output(out, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(TSV_COLUMNS)
+        for cells, facts in _tsv_rows(release, split):
+            writer.writerow(cells)
+            rows += 1
+            if facts:
+                images.append(facts)
     loaded_root = release.expanduser().resolve()
     return {
         "harness": {"name": "VLMEvalKit", "dataset_file": str(out), "dataset_name": out.stem,
@@ -124,7 +117,7 @@ def dataset_class_target(path: Path) -> Path:
 def write_dataset_class(target: Path) -> Path:
     """Write the dataset class to ``target`` (see :func:`dataset_class_target`)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(target, dataset_class_source())
+    write_atomic(target, dataset_class_source())
     return target
 
 

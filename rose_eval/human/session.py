@@ -71,16 +71,17 @@ def image_url_path(item: DatasetItem) -> str:
 def _check_rows(items: Sequence[DatasetItem]) -> None:
     for item in items:
         row = item.row
+        place = item.where or f"line {item.line_no}"
         mode = row.get("task_mode")
         if mode not in ("COUNT", "CLICK", "CLICK_COUNT"):
-            raise SessionError(f"row {item.item_id} (line {item.line_no}) has task_mode {mode!r}; "
+            raise SessionError(f"row {item.item_id} ({place}) has task_mode {mode!r}; "
                                "expected COUNT, CLICK or CLICK_COUNT")
         for key in ("rows", "cols"):
             if not isinstance(row.get(key), int) or row[key] < 1:
-                raise SessionError(f"row {item.item_id} (line {item.line_no}) has no positive integer {key!r}")
+                raise SessionError(f"row {item.item_id} ({place}) has no positive integer {key!r}")
         for key in ("prompt_global", "prompt_local"):
             if not isinstance(row.get(key), str):
-                raise SessionError(f"row {item.item_id} (line {item.line_no}) has no {key!r} text")
+                raise SessionError(f"row {item.item_id} ({place}) has no {key!r} text")
 
 
 def _existing_models(path: Path) -> set[str]:

@@ -1,4 +1,4 @@
-"""`rose-eval report EVAL_DIR... --out report.html`: one self-contained HTML report.
+"""One self-contained HTML report of evaluated runs (`rose-eval report`, `rose_eval/cli/report.py`).
 
 The page needs no network and runs no script: figures are inline SVG, gallery images
 PNG data URIs, styles inline, and a Content-Security-Policy forbids everything else.
@@ -7,10 +7,6 @@ Same inputs and flags -> same bytes (no timestamps; seeded sampling; fixed SVG s
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +14,8 @@ from pathlib import Path
 from rose_eval import __version__
 from rose_eval.report import gallery, sections
 from rose_eval.report.htmlkit import Html, el, page
-from rose_eval.report.runs import ReportError, ReportRun, load_release, load_report_runs
+from rose_eval.report.runs import ReportRun, load_release, load_report_runs
 
-PROG = "rose-eval report"
-EXIT_INPUT_ERROR = 2
 DEFAULT_GALLERY = 12
 
 
@@ -112,74 +106,3 @@ def build_report(config: ReportConfig) -> bytes:
     ]
     return page("ROSE evaluation report: " + ", ".join(run.name for run in runs), body,
                 meta={"generator": f"rose-eval {__version__}"})
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary sibling and rename: never a half-written report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the report from others
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"{PROG}: error: {message} (command line); see {PROG} --help", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT_ERROR)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("eval_dirs", nargs="+", type=Path, metavar="EVAL_DIR",
-                        help="evaluation folder written by rose-eval --out_dir")
-    parser.add_argument("--out", type=Path, required=True, help="the HTML file to write")
-    parser.add_argument("--dataset_root", type=Path, default=None,
-                        help="release folder (images, prompts); default: the metadata path "
-                        "recorded in the first summary")
-    parser.add_argument("--gallery", type=int, default=DEFAULT_GALLERY,
-                        help="failed items shown per model (0 = no gallery images)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the gallery sample and of the paired comparison")
-    parser.add_argument("--n_boot", type=int, default=10_000,
-                        help="paired scene resamples of the comparison (several runs)")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `rose-eval report`; returns the exit status."""
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    try:
-        from rose_eval.report.plots import require_matplotlib
-
-        require_matplotlib()
-    except ImportError as exc:
-        print(f"{PROG}: error: {exc} (environment)", file=sys.stderr)
-        return EXIT_INPUT_ERROR
-    config = ReportConfig(tuple(args.eval_dirs), args.out, args.dataset_root, args.gallery,
-                          args.seed, args.n_boot)
-    try:
-        if config.gallery < 0 or config.n_boot < 1 or config.seed < 0:
-            raise ReportError("--gallery must be >= 0, --n_boot >= 1 and --seed >= 0 "
-                              "(command line)")
-        data = build_report(config)
-        try:
-            write_atomic(config.out.expanduser(), data)
-        except OSError as exc:
-            raise ReportError(f"{config.out}: cannot write ({exc.strerror or exc}); choose a "
-                              "writable --out path") from None
-    except ReportError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_INPUT_ERROR
-    print(f"{PROG}: wrote {config.out} ({len(data) / 1024:.0f} KiB)", file=sys.stderr)
-    return 0

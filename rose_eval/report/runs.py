@@ -10,7 +10,6 @@ report still renders, with a text-only gallery.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -18,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from rose_eval.analyses.compare import CompareError, EvaluatedRun, load_runs
-from rose_eval.io import InputError, read_metadata, resolve_metadata_path
-from rose_eval.jsonl import UNREADABLE, JsonlFault, json_object, jsonl_lines
+from rose_eval.io import InputError
 from rose_eval.report.tables import SUMMARY
 from rose_eval.runners.dataset import DatasetError, resolve_image
+from rose_eval.split_rows import SplitFiles, find_split, read_rows, split_of_file
 
 # Where a release keeps the bridge rows (beside metadata_{split}.jsonl).
 BRIDGE_METADATA_DIRS: tuple[str, ...] = ("analysis/global_click", "analysis/matched_local_count")
@@ -98,10 +97,9 @@ class Release:
             return None
 
 
-def _metadata_files(root: Path, split: str) -> list[Path]:
-    main = resolve_metadata_path(dataset_root=root, metadata=None, split=split)
-    bridges = [root / d / f"metadata_{split}.jsonl" for d in BRIDGE_METADATA_DIRS]
-    return [main, *(p for p in bridges if p.is_file())]
+def _bridge_files(root: Path, splits: Sequence[str]) -> list[SplitFiles]:
+    paths = [root / d / f"metadata_{split}.jsonl" for split in splits for d in BRIDGE_METADATA_DIRS]
+    return [split_of_file(path) for path in paths if path.is_file()]
 
 
 def _recorded_metadata(summary: Mapping[str, Any]) -> tuple[Path, Path] | None:
@@ -116,31 +114,12 @@ def _recorded_metadata(summary: Mapping[str, Any]) -> tuple[Path, Path] | None:
     return root, path
 
 
-_ITEM_ID = re.compile(r'"item_id"\s*:\s*(?:"([^"\\]*)"|(-?\d+))')
-
-
-def _rows_of(path: Path, wanted: AbstractSet[str]) -> list[Mapping[str, Any]]:
-    """The metadata rows of ``wanted`` items. A JSONL line is decoded only when its item_id
-    is wanted (the gallery needs a few dozen rows of thousands); Parquet is read whole."""
-    if path.suffix.lower() == ".parquet":
-        try:
-            return [r.row for r in read_metadata(path) if str(r.row.get("item_id")) in wanted]
-        except InputError as exc:
-            raise ReportError(exc.one_line()) from None
-    rows = []
+def _rows_of(files: SplitFiles, wanted: AbstractSet[str]) -> list[Mapping[str, Any]]:
+    """The metadata rows of ``wanted`` items (the gallery's few dozen)."""
     try:
-        for line_no, line in jsonl_lines(path):
-            found = _ITEM_ID.search(line)
-            if found is None or (found.group(1) or found.group(2)) not in wanted:
-                continue
-            row = json_object(path, line_no, line)
-            if str(row.get("item_id")) in wanted:
-                rows.append(row)
-    except JsonlFault as fault:
-        fix = ("point --dataset_root at the release the runs were evaluated on" if fault.kind == UNREADABLE
-               else "fix or regenerate the release")
-        raise ReportError(f"{fault}; {fix}") from None
-    return rows
+        return [r.row for r in read_rows(files) if str(r.row.get("item_id")) in wanted]
+    except InputError as exc:
+        raise ReportError(exc.one_line()) from None
 
 
 def load_release(dataset_root: Path | None, runs: Sequence[ReportRun],
@@ -151,28 +130,25 @@ def load_release(dataset_root: Path | None, runs: Sequence[ReportRun],
     None when neither is available. A given --dataset_root that is not a release is an error.
     """
     splits = sorted({str(run.summary.get("split") or "test") for run in runs})
-    files: list[Path] = []
-    if dataset_root is not None:
-        root = dataset_root.expanduser().resolve()
-        if not root.is_dir():
-            raise ReportError(f"--dataset_root {root}: not a directory; pass the release folder "
-                              "the runs were evaluated on")
-        try:
-            for split in splits:
-                files += _metadata_files(root, split)
-        except InputError as exc:
-            raise ReportError(exc.one_line()) from None
-    else:
-        found = [_recorded_metadata(run.summary) for run in runs]
-        found = [f for f in found if f is not None]
-        if not found:
-            return None
-        root = found[0][0]
-        bridges = [root / d / f"metadata_{s}.jsonl" for s in splits for d in BRIDGE_METADATA_DIRS]
-        files = list(dict.fromkeys([*(path for r, path in found if r == root),
-                                    *(p for p in bridges if p.is_file())]))
+    try:
+        if dataset_root is not None:
+            root = dataset_root.expanduser().resolve()
+            if not root.is_dir():
+                raise ReportError(f"--dataset_root {root}: not a directory; pass the release "
+                                  "folder the runs were evaluated on")
+            main = [find_split(root, split) for split in splits]
+        else:
+            found = [_recorded_metadata(run.summary) for run in runs]
+            found = [f for f in found if f is not None]
+            if not found:
+                return None
+            root = found[0][0]
+            main = [split_of_file(path) for r, path in found if r == root]
+        files = list(dict.fromkeys([*main, *_bridge_files(root, splits)]))
+    except InputError as exc:
+        raise ReportError(exc.one_line()) from None
     rows: dict[str, Mapping[str, Any]] = {}
-    for path in files:
-        for row in _rows_of(path, wanted):
+    for split_files in files:
+        for row in _rows_of(split_files, wanted):
             rows.setdefault(str(row.get("item_id")), row)
     return Release(root, rows)

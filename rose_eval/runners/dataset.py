@@ -1,20 +1,21 @@
 """Load a release folder's task rows for one split and select the items to run.
 
-A release folder holds ``metadata_{dev,test}.jsonl`` and ``images/<subset>/<image_id>.png``.
-Every selected row's image must resolve inside the release folder and exist; both are
-checked before any request is made, so a bad row costs nothing.
+A release folder holds a split's rows (``metadata_<split>.jsonl``, or its Parquet: found by
+:func:`rose_eval.split_rows.find_split`) and ``images/<subset>/<image_id>.png``. Every
+selected row's image must resolve inside the release folder and exist; both are checked
+before any request is made, so a bad row costs nothing.
 """
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rose_eval.jsonl import iter_jsonl_objects
+from rose_eval.io import InputError
+from rose_eval.split_rows import SplitFiles, find_split, read_rows
 from rose_eval.vocab import (
     BRIDGE_TEMPLATES,
     SPLITS,
@@ -38,7 +39,8 @@ class DatasetItem:
     item_id: str
     row: Mapping[str, Any]
     image_path: Path
-    line_no: int
+    line_no: int  # the row's line in the JSONL (its row number in a Parquet file)
+    where: str = ""  # "file:line" or "file:row N"
 
 
 @dataclass(frozen=True)
@@ -64,23 +66,29 @@ class LoadedSplit:
     items: tuple[DatasetItem, ...]
 
 
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def _read_rows(files: SplitFiles) -> list[tuple[int, dict[str, Any], str]]:
+    """(line or row number, row, "file:place") of every row; DatasetError on a fault."""
     fix = "fix or regenerate the release"
-    rows: list[tuple[int, dict[str, Any]]] = []
-    for line_no, row in iter_jsonl_objects(path, DatasetError, fix):
-        if not row.get("item_id"):
-            raise DatasetError(f"{path}:{line_no}: row without an item_id; {fix}")
-        rows.append((line_no, row))
+    try:
+        records = read_rows(files)
+    except InputError as exc:
+        raise _dataset_error(exc) from None
+    rows: list[tuple[int, dict[str, Any], str]] = []
+    for record in records:
+        if not record.row.get("item_id"):
+            raise DatasetError(f"{record.where}: row without an item_id; {fix}")
+        rows.append((_place_number(record.where), record.row, record.where))
     return rows
+
+
+def _dataset_error(exc: InputError) -> DatasetError:
+    """rose-run's form of a reader's fault: "file:line: what; fix"."""
+    return DatasetError(" ".join(f"{exc.where}: {exc.what}; {exc.fix}".split()))
+
+
+def _place_number(where: str) -> int:
+    """The line (JSONL, "file:12") or row (Parquet, "file:row 12") number of a record's place."""
+    return int(where.rsplit(":", 1)[1].removeprefix("row "))
 
 
 def _normalise(name: str) -> str:
@@ -162,27 +170,30 @@ def select(rows: Sequence[tuple[int, dict[str, Any]]], selection: Selection) -> 
 
 
 def load_split(root: Path | str, split: str, selection: Selection = Selection()) -> LoadedSplit:
-    """Read ``metadata_<split>.jsonl`` of a release folder and return the selected items."""
+    """Read a release folder's ``split`` rows (JSONL or Parquet) and return the selected items."""
     if split not in SPLITS:
         raise DatasetError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise DatasetError(f"dataset root {root} is not a directory; pass the release folder")
-    metadata = root / f"metadata_{split}.jsonl"
-    if not metadata.is_file():
-        raise DatasetError(f"missing {metadata}; is {root} a release folder with a {split} split?")
-    rows = _read_rows(metadata)
+    try:
+        files = find_split(root, split, fix=f"is {root} a release folder with a {split} split?")
+    except InputError as exc:
+        raise _dataset_error(exc) from None
+    metadata = files.first
+    rows = _read_rows(files)
+    places = {id(row): where for _, row, where in rows}
     seen: set[str] = set()
-    for line_no, row in rows:
+    for _, row, where in rows:
         if row["item_id"] in seen:
-            raise DatasetError(f"{metadata}:{line_no}: duplicate item_id {row['item_id']}")
+            raise DatasetError(f"{where}: duplicate item_id {row['item_id']}")
         seen.add(row["item_id"])
-    chosen = select(rows, selection)
+    chosen = select([(number, row) for number, row, _ in rows], selection)
     if not chosen:
         raise DatasetError(f"no rows of {metadata} match the selection (subsets={list(selection.subsets)}, "
                            f"templates={list(selection.templates)})")
-    items = tuple(DatasetItem(item_id=str(row["item_id"]), row=row, line_no=line_no,
-                              image_path=resolve_image(root, row, f"{metadata}:{line_no}"))
-                  for line_no, row in chosen)
-    return LoadedSplit(root=root, split=split, metadata_path=metadata, fingerprint=sha256_file(metadata),
+    items = tuple(DatasetItem(item_id=str(row["item_id"]), row=row, line_no=number,
+                              image_path=resolve_image(root, row, places[id(row)]), where=places[id(row)])
+                  for number, row in chosen)
+    return LoadedSplit(root=root, split=split, metadata_path=metadata, fingerprint=files.sha256(),
                        num_rows_in_split=len(rows), items=items)

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from rose_eval.atomic import write_atomic
 from rose_eval.jsonl import intact_objects
 
 
@@ -75,13 +76,6 @@ def read_successes(path: Path) -> dict[str, str]:
     return kept
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary sibling, then swap it in: readers never see half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 class PredictionsFile:
     """Append-and-flush writer. Opening it compacts the file to its successful rows.
 
@@ -94,7 +88,7 @@ class PredictionsFile:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.done: dict[str, str] = {} if overwrite else read_successes(path)
         if overwrite or path.exists():
-            atomic_write_text(path, "".join(line + "\n" for line in self.done.values()))
+            write_atomic(path, "".join(line + "\n" for line in self.done.values()))
         self._handle: TextIO | None = None
 
     def __enter__(self) -> PredictionsFile:
@@ -120,7 +114,7 @@ class PredictionsFile:
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
     """Write the run manifest atomically (sorted keys, stable bytes)."""
-    atomic_write_text(path, json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
 def check_resumable(path: Path, config: dict[str, Any]) -> None:

@@ -8,19 +8,18 @@ are not pixel-identical (``--strict``: any flagged exception), 2 on bad input (o
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from rose_eval.atomic import write_atomic
+from rose_eval.cli.args import OneLineParser
 from rose_gen.check.audit import AuditError, audit_release, audit_table, default_audit_path
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rose-audit", description=__doc__.splitlines()[0])
+def _parser() -> OneLineParser:
+    p = OneLineParser(prog="rose-audit", description=__doc__.splitlines()[0])
     p.add_argument("release", help="release folder (metadata_{dev,test}.jsonl and images/)")
     p.add_argument("--out", default=None, help="where to write the JSON record (default: <release>.audit.json beside the release)")
     p.add_argument("--strict", action="store_true",
@@ -29,17 +28,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rose-audit``; returns the exit status."""
-    args = _parser().parse_args(argv)
+    args = _parser().parse_or_status(argv)
+    if isinstance(args, int):
+        return args
     root = Path(args.release)
     try:
         record = audit_release(root)
@@ -48,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out = Path(args.out) if args.out else default_audit_path(root)
     try:
-        _write_atomic(out, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+        write_atomic(out, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
     except OSError as exc:
         print(f"rose-audit: error: cannot write {out} ({exc.strerror}); pass --out to a writable path",
               file=sys.stderr)

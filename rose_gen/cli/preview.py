@@ -7,19 +7,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rose_eval.cli.args import OneLineParser
 from rose_gen.check.preview.build import DEFAULT_PER_SUBSET, build_preview
 from rose_gen.check.preview.scenes import PreviewError
 from rose_gen.core.errors import AssetError
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line and exit 2, not argparse's usage block
-        print(f"rose-gen preview: error: {message}; see rose-gen preview --help", file=sys.stderr)
-        raise SystemExit(2)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="rose-gen preview", description=__doc__.split(":", 1)[1].strip(),
+def build_parser() -> OneLineParser:
+    """The flags of rose-gen preview."""
+    p = OneLineParser(prog="rose-gen preview", description=__doc__.split(":", 1)[1].strip(),
                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("release", type=Path, help="release folder (metadata_*.jsonl, images/)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default: <release>.preview beside it)")
@@ -29,7 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rose-gen preview``; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_or_status(argv)
+    if isinstance(args, int):
+        return args
     try:
         result = build_preview(args.release, args.out, args.per_subset)
     except PreviewError as exc:

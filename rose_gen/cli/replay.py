@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assets_manifest import ManifestError, manifest_path, sha256_file
-from assets_manifest.build.manifest_json import write_text_atomic
+from rose_eval.atomic import write_atomic
+from rose_eval.cli.args import OneLineParser
 from rose_gen.check.replay import (
     MANIFEST,
     ReplayError,
@@ -45,7 +46,7 @@ REPORT_FILE = "replay_report.json"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="rose-replay", description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="rose-replay", description=__doc__.split("\n\n")[0])
     ap.add_argument("input", help="a v0.1-format folder (metadata_*.jsonl, analysis/data/*/metadata_*.jsonl) "
                                   "or one metadata .jsonl file")
     ap.add_argument("output_dir", nargs="?", help="where to write the replayed release")
@@ -104,8 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.compare_images is not None:
             audit = audit_images(items, Path(args.compare_images))
             if args.audit_out:
-                Path(args.audit_out).write_text(json.dumps(audit, ensure_ascii=False, indent=1) + "\n",
-                                                encoding="utf-8")
+                write_atomic(Path(args.audit_out), json.dumps(audit, ensure_ascii=False, indent=1) + "\n")
             counts: dict[str, int] = {}
             for rec in audit:
                 counts[rec["status"]] = counts.get(rec["status"], 0) + 1
@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.report_only is not None:
             report_path = Path(args.report_only)
             report = summarize(replay_rows(items, ReplayOptions(pixel_assets=args.pixel_assets, render=False)))
-            write_text_atomic(report_path, _report_text(report))
+            write_atomic(report_path, _report_text(report))
             path = report_path
         else:
             options = ReplayOptions(pixel_assets=args.pixel_assets)

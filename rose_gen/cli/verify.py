@@ -6,28 +6,25 @@ stderr), 2 for bad usage.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
-        print(f"rose-verify: error: {message} (see rose-verify --help)", file=sys.stderr)
-        raise SystemExit(2)
+from rose_eval.cli.args import OneLineParser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rose-verify``; returns the exit status."""
-    parser = _Parser(prog="rose-verify", description="Check a ROSE release: sha256 of every file, rows "
+    parser = OneLineParser(prog="rose-verify", description="Check a ROSE release: sha256 of every file, rows "
                      "re-derived from the recorded config, row invariants, image sizes, re-rendered images.")
     parser.add_argument("release", type=Path, help="release directory (holds export_summary.json)")
     parser.add_argument("--rerender", choices=("none", "sample", "all"), default="sample",
                         help="re-render no scene, the first and last scene of each subset (default), or all")
     parser.add_argument("--no-rederive", action="store_true",
                         help="skip re-planning from the recorded config (files, invariants and images only)")
-    args = parser.parse_args(argv)
+    args = parser.parse_or_status(argv)
+    if isinstance(args, int):
+        return args
 
     from rose_gen.check.verify import iter_lines, verify_release
     from rose_gen.release.folder import ReleaseError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from assets_manifest.build.manifest_json import dumps_one_record_per_line, write_text_atomic
+from assets_manifest.build.manifest_json import dumps_one_record_per_line
 
 DOC = {"schema": "x/1", "note": "é", "items": [{"b": 1, "a": [1, 2]}, {"b": 2, "a": []}], "empty": []}
 
@@ -32,10 +32,3 @@ def test_indent_shifts_keys_and_records():
     assert lines[6] == "  ],"
     assert json.loads("\n".join(lines)) == DOC
 
-
-def test_atomic_write_replaces_the_file_and_leaves_no_temporary(tmp_path):
-    target = tmp_path / "m.json"
-    target.write_text("old", encoding="utf-8")
-    write_text_atomic(target, "new\n")
-    assert target.read_text(encoding="utf-8") == "new\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["m.json"]

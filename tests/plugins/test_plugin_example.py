@@ -38,7 +38,7 @@ def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(REPO), timeout=300)
 
 
-_MODULES = {"rose-gen": "rose_gen.cli.gen", "rose-run": "rose_eval.runners.cli", "rose-eval": "rose_eval.cli",
+_MODULES = {"rose-gen": "rose_gen.cli.gen", "rose-run": "rose_eval.cli.run", "rose-eval": "rose_eval.cli.eval",
             "rose-verify": "rose_gen.cli.verify"}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rose_eval.cli import main
+from rose_eval.cli.eval import main
 from rose_eval.io import InputError, drop_nulls, read_jsonl
 
 TINY = Path(__file__).resolve().parents[2] / "rose_eval" / "examples" / "tiny"
@@ -202,7 +202,7 @@ def test_console_script_subprocess(tmp_path, case):
     else:
         pred.write_text(TINY_PRED.read_text(encoding="utf-8").split("\n", 1)[1], encoding="utf-8")
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "rose_eval.cli", "--dataset_root", str(TINY),
+    proc = subprocess.run([sys.executable, "-m", "rose_eval.cli.eval", "--dataset_root", str(TINY),
                            "--predictions", str(pred), "--out_dir", str(out), "--no_analyses"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2

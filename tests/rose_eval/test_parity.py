@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rose_eval.cli import main
+from rose_eval.cli.eval import main
 from rose_eval.report.tables import PARITY_FILES, SUMMARY
 from tests.reference import v01_rows, v01_rows_path
 from tests.rose_eval.golden.make_golden import TINY, expand, normalise_summary

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from rose_eval.atomic import write_atomic
 from rose_gen.check.audit import AuditError, read_release_rows
 from rose_gen.check.preview.index import SubsetSheet, render_index
 from rose_gen.check.preview.scenes import PreviewError, pick, scene_views
@@ -63,7 +64,5 @@ def build_preview(root: Path, out: Path | None = None, per_subset: int = DEFAULT
         save_png(image, out / name)
         sheets.append(SubsetSheet(subset, name, len(views[subset]), tuple(bands)))
     index = out / INDEX_FILE
-    tmp = index.with_name(index.name + ".tmp")
-    tmp.write_text(render_index(root.name, sheets), encoding="utf-8")
-    tmp.replace(index)
+    write_atomic(index, render_index(root.name, sheets))
     return PreviewResult(out, index, tuple(sheets))

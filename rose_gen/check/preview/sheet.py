@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from rose_eval.atomic import atomic_output
 from rose_gen.assets.visibility import cut_cells
 from rose_gen.check.audit import CellCheck, audit_scene
 from rose_gen.check.preview.scenes import PreviewError, SceneView
@@ -228,6 +229,5 @@ def render_sheet(root: Path, views: Sequence[SceneView], title: str, subtitle: s
 
 def save_png(image: Image.Image, path: Path) -> None:
     """Write a PNG atomically with fixed settings (same pixels, same bytes)."""
-    tmp = path.with_name(path.name + ".tmp")
-    image.save(tmp, format="PNG", compress_level=PNG_LEVEL)
-    tmp.replace(path)
+    with atomic_output(path, "wb") as handle:
+        image.save(handle, format="PNG", compress_level=PNG_LEVEL)

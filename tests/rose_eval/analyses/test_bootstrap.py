@@ -173,7 +173,7 @@ def test_summary_bytes_do_not_depend_on_threads(tmp_path) -> None:
         env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads,
                "MKL_NUM_THREADS": threads}
         out = tmp_path / f"t{threads}"
-        subprocess.run([sys.executable, "-m", "rose_eval.cli", "--dataset_root", str(TINY),
+        subprocess.run([sys.executable, "-m", "rose_eval.cli.eval", "--dataset_root", str(TINY),
                         "--predictions", str(TINY / "predictions_test.jsonl"), "--out_dir",
                         str(out), "--n_boot", "3000"], env=env, check=True, capture_output=True)
         outputs.append((out / "evaluation_summary.json").read_bytes())

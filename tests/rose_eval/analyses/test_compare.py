@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from rose_eval.analyses.compare import main
+from rose_eval.cli.compare import main
 from rose_eval.vocab import SUBSET_ORDER
 from tests.rose_eval.analyses.factory import scene
 
@@ -193,3 +195,17 @@ def test_bootstrap_p_value_counts_the_other_side() -> None:
     assert bootstrap_p_value(draws, 0.05) == pytest.approx(2 * 11 / 101)
     assert bootstrap_p_value(-draws, -0.05) == pytest.approx(2 * 11 / 101)
     assert bootstrap_p_value(draws, 0.0) == 1.0
+
+
+def test_out_is_written_with_the_mode_of_an_ordinary_file(tmp_path, capsys):
+    """compare --out used to leave 0600 (mkstemp's mode); the report 0644 (issue 22)."""
+    runs = _models(n_scenes=3)
+    dirs = [_run(tmp_path, name, items) for name, items in list(runs.items())[:2]]
+    out = tmp_path / "result.json"
+    previous = os.umask(0o022)
+    try:
+        assert main([*map(str, dirs), "--out", str(out), "--n_boot", "20"]) == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    assert json.loads(out.read_text(encoding="utf-8"))["leaderboard"]

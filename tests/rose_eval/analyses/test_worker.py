@@ -10,7 +10,7 @@ import pytest
 
 from rose_eval.analyses import bootstrap
 from rose_eval.analyses.worker import SERIAL_ENV, BootstrapHelper
-from rose_eval.cli import main
+from rose_eval.cli.eval import main
 from rose_eval.score import score_item
 
 TINY = Path(__file__).resolve().parents[3] / "rose_eval" / "examples" / "tiny"

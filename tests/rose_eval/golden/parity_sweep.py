@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rose_eval.cli import main as rose_eval_main
+from rose_eval.cli.eval import main as rose_eval_main
 from rose_eval.report.tables import PARITY_FILES, SUMMARY
 from tests.reference import v01_rows_path
 from tests.rose_eval.golden.make_golden import TINY, adversarial_answers, load

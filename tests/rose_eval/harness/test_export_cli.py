@@ -7,17 +7,17 @@ import sys
 
 import pytest
 
+from rose_eval.cli.export import main as rose_export
 from rose_eval.harness.common import ImageSettings, deviations, guard
-from rose_eval.harness.export_cli import main as rose_export
 from rose_eval.runners.openai_compat import ImageOptions
 
 HARNESS_PACKAGES = ("inspect_ai", "lmms_eval", "vlmeval", "openpyxl", "openai")
 
 
 def test_core_modules_never_import_a_harness():
-    code = ("import sys, rose_eval.cli, rose_eval.score, rose_eval.aggregate, rose_eval.io, "
-            "rose_eval.runners.cli, rose_eval.harness.vlmevalkit, rose_eval.harness.lmms_eval_task, "
-            "rose_eval.harness.lmms_eval_log, rose_eval.harness.export_cli; "
+    code = ("import sys, rose_eval.cli.eval, rose_eval.score, rose_eval.aggregate, rose_eval.io, "
+            "rose_eval.cli.run, rose_eval.harness.vlmevalkit, rose_eval.harness.lmms_eval_task, "
+            "rose_eval.harness.lmms_eval_log, rose_eval.cli.export; "
             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HARNESS_PACKAGES!r}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -14,7 +14,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ContentImage, ContentText
 from PIL import Image
 
-from rose_eval.cli import main as rose_eval_main
+from rose_eval.cli.eval import main as rose_eval_main
 from rose_eval.harness.common import BenchmarkChangeError, write_predictions
 from rose_eval.harness.inspect_log import convert
 from rose_eval.harness.inspect_task import rose
@@ -238,7 +238,7 @@ def test_bad_arguments_are_one_line_errors(release, tmp_path):
 
 
 def test_a_changed_run_is_flagged_in_the_converted_manifest(release, tmp_path, capsys, module_chat_server):
-    from rose_eval.harness.export_cli import main as rose_export
+    from rose_eval.cli.export import main as rose_export
 
     server = module_chat_server(lambda index, body, headers: ok_reply("COUNT(1)"))
     task = rose(dataset_root=str(release), limit=2, image_format="jpeg", allow_benchmark_changes=True)

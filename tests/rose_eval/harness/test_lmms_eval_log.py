@@ -15,10 +15,10 @@ from typing import Any
 import datasets
 import pytest
 
-from rose_eval.cli import main as rose_eval_main
+from rose_eval.cli.eval import main as rose_eval_main
+from rose_eval.cli.export import main as rose_export
 from rose_eval.harness import lmms_eval_task as lmms
 from rose_eval.harness.common import write_predictions
-from rose_eval.harness.export_cli import main as rose_export
 from rose_eval.harness.lmms_eval_log import convert
 from rose_eval.io import InputError
 from rose_eval.vocab import SUBSET_ORDER

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from rose_eval.cli import main as rose_eval_main
-from rose_eval.harness.export_cli import main as rose_export
+from rose_eval.cli.eval import main as rose_eval_main
+from rose_eval.cli.export import main as rose_export
 from rose_eval.harness.vlmevalkit import (
     TSV_COLUMNS,
     dataset_class_source,

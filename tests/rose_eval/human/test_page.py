@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from rose_eval.cli import main as rose_eval_main
+from rose_eval.cli.eval import main as rose_eval_main
 from tests.browser import PageWatch
 from tests.rose_eval.human.conftest import open_session, release_test_rows
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rose_eval.cli import main as rose_eval_main
-from rose_eval.runners.cli import main as rose_run_main
+from rose_eval.cli.eval import main as rose_eval_main
+from rose_eval.cli.run import main as rose_run_main
 from rose_gen.release.config import load_config
 from rose_gen.release.pipeline import generate_release
 from tests.fixtures.latin_source import latin_overrides

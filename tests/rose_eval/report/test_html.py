@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from rose_eval.cli import main
+from rose_eval.cli.eval import main
 from rose_eval.report.htmlkit import CONTENT_SECURITY_POLICY
 from tests.rose_eval.report.conftest import INJECTION, ReportInputs
 
@@ -110,7 +112,7 @@ def test_csp_forbids_scripts_and_network(report, page) -> None:
 
 def test_same_inputs_give_the_same_bytes(report, report_inputs, tmp_path) -> None:
     again = tmp_path / "again.html"
-    done = subprocess.run([sys.executable, "-m", "rose_eval.cli", *_args(report_inputs, again)],
+    done = subprocess.run([sys.executable, "-m", "rose_eval.cli.eval", *_args(report_inputs, again)],
                           cwd=REPO, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert again.read_bytes() == report.read_bytes()
@@ -129,6 +131,18 @@ def test_one_model_without_a_release_still_renders(report_inputs, tmp_path, page
     assert page.locator("#compare").inner_text().endswith("One run: nothing to compare.")
     assert page.locator("#gallery img").count() == 3
     assert page_log.console_errors == []
+
+
+def test_the_report_file_has_the_mode_of_an_ordinary_file(report_inputs, tmp_path) -> None:
+    out = tmp_path / "mode.html"
+    previous = os.umask(0o022)
+    try:
+        assert main(["report", str(report_inputs.eval_dirs["random"]), "--out", str(out),
+                     "--gallery", "0"]) == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["mode.html"]
 
 
 def _fails(args: list[str], capsys) -> str:
@@ -156,7 +170,7 @@ def test_bad_input_is_one_line_and_writes_nothing(report_inputs, tmp_path, capsy
 
 def test_missing_matplotlib_names_the_extra(report_inputs, tmp_path) -> None:
     out = tmp_path / "r.html"
-    code = ("import sys; sys.modules['matplotlib'] = None; from rose_eval.cli import main; "
+    code = ("import sys; sys.modules['matplotlib'] = None; from rose_eval.cli.eval import main; "
             f"sys.exit(main(['report', {str(report_inputs.eval_dirs['cv'])!r}, '--out', "
             f"{str(out)!r}]))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rose_eval.cli.run import main
 from rose_eval.runners.baselines import SOLVERS
-from rose_eval.runners.cli import main
 from rose_eval.runners.cv_grid import Grid, load_rgb
 from rose_eval.runners.cv_prompt import parse_task
 from rose_eval.runners.cv_solver import read_item, solve_image

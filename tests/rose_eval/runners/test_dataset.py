@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rose_eval.runners.cli import main
+from rose_eval.cli.run import main
 from rose_eval.runners.dataset import DatasetError, Selection, load_split
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rose_eval.runners.cli import main
+from rose_eval.cli.run import main
 from rose_eval.runners.openai_compat import parse_retry_after
 
 from .conftest import ok_reply
@@ -228,7 +228,7 @@ def test_retry_after_parsing():
 def test_ctrl_c_stops_cleanly_and_resume_finishes(release, chat_server, tmp_path, interruptible_children):
     server = chat_server(lambda i, body, headers: (200, {}, ok_reply("DONE")[2], 0.15))
     out = tmp_path / "p.jsonl"
-    cmd = [sys.executable, "-m", "rose_eval.runners.cli", "--dataset_root", str(release.root), "--split", "test",
+    cmd = [sys.executable, "-m", "rose_eval.cli.run", "--dataset_root", str(release.root), "--split", "test",
            "--model", "m", "--base_url", server.url, "--api_key_env", "ROSE_TEST_KEY", "--output", str(out),
            "--concurrency", "1"]
     env = {**os.environ, "ROSE_TEST_KEY": KEY}

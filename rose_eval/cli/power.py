@@ -11,7 +11,8 @@ difference of the present run, and the scenes needed to detect ``--delta`` point
 ``--alpha`` (two-sided) with ``--power``; then the `rose-gen` overrides that make exactly
 that many scenes in the scored split (the release's recorded config gives the subset keys,
 profile, difficulty and dev scenes; the seed is the pilot's plus one, so the scenes are
-fresh). The arithmetic is in :mod:`rose_eval.analyses.power`.
+fresh). The arithmetic is in :mod:`rose_eval.analyses.power`; this module reads the pilot and the
+release's recorded config, and prints.
 
 Exit status: 0 done; 2 bad input (one stderr line, nothing written).
 """
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rose_eval.analyses.bootstrap import build_scene_table
-from rose_eval.analyses.compare import CompareError, check_same_items, load_runs, write_json
+from rose_eval.analyses.compare import CompareError, check_same_items, load_runs
 from rose_eval.analyses.power import (
     DEFAULT_ALPHA,
     DEFAULT_POWER,
@@ -38,7 +39,8 @@ from rose_eval.analyses.power import (
     pilot_plan,
     stated_variances,
 )
-from rose_eval.cli import EXIT_INPUT_ERROR, OneLineParser
+from rose_eval.atomic import write_atomic
+from rose_eval.cli.args import EXIT_USAGE, OneLineParser
 from rose_eval.report.tables import SUMMARY
 from rose_eval.vocab import SUBSET_SHORT
 
@@ -398,17 +400,20 @@ def run(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `rose-eval power`; returns the exit status."""
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = build_parser().parse_or_status(argv)
+    if isinstance(args, int):
+        return args
     try:
         text, record = run(args)
         if args.out is not None:
-            write_json(args.out, record, PowerError)
+            try:
+                write_atomic(args.out, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+            except OSError as exc:
+                raise PowerError(f"{args.out}: cannot write ({exc.strerror}); choose a "
+                                 "writable --out path") from None
     except PowerError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_INPUT_ERROR
+        return EXIT_USAGE
     sys.stdout.write(text)
     return 0
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rose_eval.cli import main
+from rose_eval.cli.eval import main
 from rose_eval.report.tables import PARITY_FILES, SUMMARY, TABLE1, TABLE2
 from tests.reference import v01_rows, v01_rows_path
 
-TINY = Path(__file__).resolve().parents[2] / "rose_eval" / "examples" / "tiny"
+TINY = Path(__file__).resolve().parents[3] / "rose_eval" / "examples" / "tiny"
 TINY_PRED = TINY / "predictions_test.jsonl"
-CASES = Path(__file__).resolve().parent / "golden" / "cases"
+CASES = Path(__file__).resolve().parents[1] / "golden" / "cases"
 REAL_ROWS = v01_rows_path()
 
 
@@ -275,6 +275,7 @@ def test_the_new_set_replaces_the_old_one_as_a_whole(tmp_path, capsys):
 
 
 def test_compare_is_a_listed_subcommand():
-    from rose_eval.cli import SUBCOMMANDS
+    from rose_eval.cli.eval import SUBCOMMANDS
 
-    assert SUBCOMMANDS["compare"] == "rose_eval.analyses.compare"
+    assert SUBCOMMANDS == {"compare": "rose_eval.cli.compare", "power": "rose_eval.cli.power",
+                           "report": "rose_eval.cli.report"}

@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from rose_eval.human.cli import main
+from rose_eval.cli.human import main
 
 
 def _run(argv: list[str]) -> int:
@@ -27,7 +27,7 @@ def test_the_command_serves_prints_its_address_and_stops_on_ctrl_c(mini_release,
                                                                    interruptible_children) -> None:
     out = tmp_path / "h.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rose_eval.human.cli", "--dataset_root", str(mini_release), "--output", str(out),
+        [sys.executable, "-m", "rose_eval.cli.human", "--dataset_root", str(mini_release), "--output", str(out),
          "--name", "ada", "--subsets", "PixelContent", "--limit", "3", "--port", "0"],
         stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:

@@ -26,6 +26,7 @@ from typing import Any
 from tqdm import tqdm
 
 from rose_eval import __version__
+from rose_eval.cli.args import EXIT_USAGE, OneLineParser
 from rose_eval.runners.baselines import SOLVERS, Solver
 from rose_eval.runners.dataset import DatasetError, DatasetItem, LoadedSplit, Selection, load_split
 from rose_eval.runners.openai_compat import (
@@ -49,7 +50,7 @@ from rose_eval.runners.predictions import (
 )
 from rose_eval.vocab import PROTOCOL_VERSION, SPLITS
 
-EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILURES, EXIT_INTERRUPTED = 0, 1, 130
 
 # An answerer turns one item into a finished row; it never raises for item trouble.
 Answerer = Callable[[DatasetItem, threading.Event, Callable[[str], None]], PredictionRow]
@@ -59,9 +60,10 @@ class UsageError(ValueError):
     """Bad command-line input; the message is one line."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rose-run", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+def build_parser() -> OneLineParser:
+    """The flags of rose-run."""
+    p = OneLineParser(prog="rose-run", description=__doc__.split("\n\n")[0],
+                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     data = p.add_argument_group("dataset")
     data.add_argument("--dataset_root", type=Path, required=True, help="release folder (metadata_<split>.jsonl, images/)")
     data.add_argument("--split", choices=SPLITS, default="test")
@@ -302,7 +304,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_or_status(argv)
+    if isinstance(args, int):
+        return args
     secret = ""
     try:
         config = resolve_config(args, dict(os.environ))

@@ -18,23 +18,19 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from rose_eval.cli.args import EXIT_USAGE, OneLineParser
 from rose_eval.human.server import HumanServer
 from rose_eval.human.session import HumanSession, SessionError
 from rose_eval.runners.dataset import DatasetError, Selection, load_split
 from rose_eval.vocab import SPLITS
 
-EXIT_OK, EXIT_USAGE = 0, 2
+EXIT_OK = 0
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse would print the usage block)
-        print(f"rose-human: error: {message}; see rose-human --help", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="rose-human", description=__doc__.split("\n\n")[0],
+def build_parser() -> OneLineParser:
+    """The flags of rose-human."""
+    p = OneLineParser(prog="rose-human", description=__doc__.split("\n\n")[0],
                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--dataset_root", type=Path, required=True, help="release folder (metadata_<split>.jsonl, images/)")
     p.add_argument("--split", choices=SPLITS, default="test")
@@ -68,7 +64,9 @@ def open_session(args: argparse.Namespace) -> HumanSession:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rose-human``; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_or_status(argv)
+    if isinstance(args, int):
+        return args
     if not 0 <= args.port <= 65535:
         print(f"rose-human: error: --port {args.port} is not a port number (0-65535)", file=sys.stderr)
         return EXIT_USAGE

@@ -17,8 +17,9 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from rose_eval.cli.args import EXIT_USAGE, OneLineParser
 from rose_eval.harness.common import (
     BenchmarkChangeError,
     Prediction,
@@ -31,19 +32,14 @@ from rose_eval.runners.predictions import manifest_path_for, write_manifest
 from rose_eval.vocab import SPLITS
 
 PROG = "rose-export"
-EXIT_INPUT_ERROR = 2
+EXIT_INPUT_ERROR = EXIT_USAGE
 HARNESSES = ("inspect", "lmms-eval", "vlmevalkit")
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"{PROG}: error: {message} (command line); see {PROG} --help", file=sys.stderr)
-        raise SystemExit(EXIT_INPUT_ERROR)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+def build_parser() -> OneLineParser:
+    """The subcommands and flags of rose-export."""
+    parser = OneLineParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
     vlm = commands.add_parser("vlmevalkit", help="write the VLMEvalKit dataset TSV of one split")
     vlm.add_argument("release", type=Path)
     vlm.add_argument("output", type=Path, help="e.g. ~/LMUData/ROSE_test.tsv")
@@ -142,10 +138,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the rose-export console script; returns the exit status."""
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = build_parser().parse_or_status(argv)
+    if isinstance(args, int):
+        return args
     try:
         return _run(args)
     except InputError as exc:

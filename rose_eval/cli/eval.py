@@ -14,68 +14,49 @@ import argparse
 import gc
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from rose_eval.aggregate import RunInfo, build_summary
 from rose_eval.analyses import failures
 from rose_eval.analyses.worker import BootstrapHelper
+from rose_eval.cli.args import EXIT_USAGE, OneLineParser, int_in
 from rose_eval.io import (
+    METADATA_FIELDS,
     InputError,
     Record,
     index_by_item_id,
-    read_metadata,
     read_predictions,
-    resolve_metadata_path,
     rows_of_split,
     run_model,
 )
 from rose_eval.protocol import parse_answer
 from rose_eval.report.tables import display_model_name, write_outputs
 from rose_eval.score import score_parsed
+from rose_eval.split_rows import read_rows, resolve_split
 from rose_eval.truth import item_truth
 
 PROG = "rose-eval"
 EXIT_ANALYSIS_FAILED = 1
-EXIT_INPUT_ERROR = 2
+EXIT_INPUT_ERROR = EXIT_USAGE
 DEFAULT_REPO_ID = "sysuwyh357/ROSE-v0.1"
 # name -> module whose main(argv) -> int runs `rose-eval <name> ...`
 SUBCOMMANDS: dict[str, str] = {
-    "compare": "rose_eval.analyses.compare",
-    "power": "rose_eval.analyses.power_cli",  # how many scenes a claim needs
-    "report": "rose_eval.report.html",  # the HTML report
+    "compare": "rose_eval.cli.compare",
+    "power": "rose_eval.cli.power",  # how many scenes a claim needs
+    "report": "rose_eval.cli.report",  # the HTML report
 }
+METADATA_FIX = ("point --dataset_root at a release folder holding metadata_{split}.jsonl (or "
+                "data/{split}.parquet, or its data/{split}-*-of-*.parquet parts), or pass "
+                "--metadata FILE")
 SCORING_FIELDS_HINT = (
     "fix the row: scoring needs integer rows/cols, a known region_type with its "
     "region_params, and coordinate lists like [\"R2,C5\"]"
 )
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (what, where, the --help to read), exit 2."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message} (command line); see {self.prog} --help",
-              file=sys.stderr)
-        raise SystemExit(EXIT_INPUT_ERROR)
-
-
-def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An argparse type: an integer in [low, high]."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
-            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
-        return value
-    return parse
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> OneLineParser:
     """The public evaluator's flags plus --metadata, --seed, --n_boot, --no_analyses."""
     parser = OneLineParser(
         prog=PROG,
@@ -87,9 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="predictions JSONL: {item_id, model, raw_text, error} per line; "
                              "or a VLMEvalKit result file (.xlsx or .tsv with a prediction column)")
     parser.add_argument("--dataset_root", type=Path, default=None,
-                        help="release folder with metadata_{split}.jsonl or data/{split}.parquet")
+                        help="release folder with metadata_{split}.jsonl or data/{split}.parquet "
+                             "(or its HF-style data/{split}-0000k-of-0000n.parquet parts)")
     parser.add_argument("--metadata", type=Path, default=None,
-                        help="a metadata file anywhere (.jsonl or .parquet); overrides --dataset_root")
+                        help="a metadata file anywhere (.jsonl or .parquet; one part of several "
+                             "reads them all); overrides --dataset_root")
     parser.add_argument("--split", choices=["dev", "test"], default="test")
     parser.add_argument("--out_dir", type=Path, required=True,
                         help="output folder, replaced as a whole (other files in it are kept)")
@@ -149,9 +132,10 @@ def evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
 
 def _evaluate(args: argparse.Namespace,
               helper: BootstrapHelper | None) -> tuple[dict[str, Any], dict[str, str]]:
-    metadata_path = resolve_metadata_path(dataset_root=args.dataset_root,
-                                          metadata=args.metadata, split=args.split)
-    metadata_records = rows_of_split(read_metadata(metadata_path), args.split)
+    metadata_files = resolve_split(dataset_root=args.dataset_root, metadata=args.metadata,
+                                   split=args.split, fix=METADATA_FIX.format(split=args.split))
+    metadata_path = metadata_files.first
+    metadata_records = rows_of_split(read_rows(metadata_files, METADATA_FIELDS), args.split)
     metadata = index_by_item_id(metadata_records, role="metadata")
 
     predictions_path = args.predictions.expanduser().resolve()
@@ -215,10 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return run_subcommand(argv[0], argv[1:])
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = build_parser().parse_or_status(argv)
+    if isinstance(args, int):
+        return args
     gc.disable()  # one pass over large acyclic data: cycle collection only costs time here
     try:
         summary, failed = evaluate(args)
