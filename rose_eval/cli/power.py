@@ -123,10 +123,12 @@ def rose_gen_overrides(plan: Plan, config: Mapping[str, Any] | None, split: str,
             words.append(f"difficulty={difficulty}")
         words.append(f"seed={int(config.get('seed') or 0) + 1}")
     else:
-        notes.append("the release's export_summary.json was not found: add the profile and "
-                     "settings of the pilot's release (pass --dataset_root to take them from it)")
+        notes.append("no release config (export_summary.json) at hand: add the profile and "
+                     "settings the scenes should have, or pass --dataset_root RELEASE to take "
+                     "them from a release")
     words.append(f"output_dir={output_dir or f'out/rose_{n}_scenes'}")
-    keys = []
+    keys: list[str] = []
+    unknown_dev: list[str] = []
     for part in plan.subsets:
         name = part.part.subset
         key, recorded = entries.get(name, (None, {}))
@@ -142,9 +144,11 @@ def rose_gen_overrides(plan: Plan, config: Mapping[str, Any] | None, split: str,
         else:
             if dev is None:
                 dev = 0
-                if config is not None or dev_scenes is None:
-                    notes.append(f"{key}: dev scenes unknown, set to 0 (--dev_scenes K keeps K)")
+                unknown_dev.append(key)
             words += [f"subset.{key}.scenes={n + int(dev)}", f"subset.{key}.dev_scenes={dev}"]
+    if unknown_dev:
+        notes.append(f"dev scenes of {', '.join(unknown_dev)} unknown: set to 0 (--dev_scenes K "
+                     "gives each subset K)")
     recorded_keys = list(((config or {}).get("subset") or {}).keys())
     if config is not None and set(keys) != set(recorded_keys):
         words.append(f"subsets=[{','.join(keys)}]")

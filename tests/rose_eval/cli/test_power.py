@@ -166,3 +166,15 @@ def test_the_suggested_line_makes_exactly_that_many_scenes(mini_release, tmp_pat
     for row in test_rows:
         per_subset.setdefault(row["rose_subset"], set()).add(row["scene_id"])
     assert {s: len(ids) for s, ids in per_subset.items()} == dict.fromkeys(SUBSET_ORDER, n)
+
+
+def test_stated_rates_take_the_keys_from_a_given_release(tmp_path, capsys) -> None:
+    release = _release(tmp_path)
+    assert main(["--rate", "50", "--delta", "10", "--subsets", "glyph", "--dataset_root",
+                 str(release)]) == 0
+    text = capsys.readouterr().out
+    assert "rose-gen profile=mini difficulty=hard seed=8 " in text
+    assert "subset.glyph.dev_scenes=3 subsets=[glyph]" in text
+    assert "unknown" not in text
+    assert main(["--rate", "50", "--dataset_root", str(tmp_path)]) == 2
+    assert "no export_summary.json" in capsys.readouterr().err
