@@ -90,6 +90,7 @@ class ExportConf:
     bridges: bool = True
     parquet_rows_per_file: int = 0
     parquet_max_rows_per_file: int = 20000
+    controls: list[str] = field(default_factory=list)
 
 
 @dataclass
