@@ -36,6 +36,7 @@ class AnalysisInput:
     seed: int = 0
     n_boot: int = 10_000
     paper: Mapping[str, Any] | None = None  # the summary's paper_metrics, when computed
+    controls: Sequence[Mapping[str, Any]] = ()  # scored interface-control items (control, source_item_id)
 
 
 ANALYSES: Registry[Callable[[AnalysisInput], Any]] = Registry("analysis")
@@ -59,6 +60,13 @@ def _global_click(run: AnalysisInput) -> Any:
 @ANALYSES.register("matched_local_bridge")
 def _matched_local(run: AnalysisInput) -> Any:
     return matched_local_bridge(run.items, run.metadata)
+
+
+@ANALYSES.register("interface_controls")
+def _interface_controls(run: AnalysisInput) -> Any:
+    from rose_eval.analyses.controls import interface_controls  # numpy: only when it runs
+
+    return interface_controls(run.items, run.controls, seed=run.seed, n_boot=run.n_boot)
 
 
 @ANALYSES.register("bootstrap")
@@ -98,14 +106,17 @@ def run_one(name: str, run: AnalysisInput,
 def run_analyses(items: Sequence[Mapping[str, Any]], metadata_rows: Sequence[Mapping[str, Any]],
                  *, seed: int = 0, n_boot: int = 10_000,
                  paper: Mapping[str, Any] | None = None,
-                 computed: Mapping[str, Callable[[], Any]] | None = None) -> dict[str, Any]:
-    """All registered analyses for one evaluated run (bridge entries None without bridge rows).
+                 computed: Mapping[str, Callable[[], Any]] | None = None,
+                 controls: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """All registered analyses for one evaluated run (bridge entries None without bridge rows,
+    ``interface_controls`` None without scored control items).
 
     ``paper``: the summary's paper_metrics for these items, reused instead of recomputed;
+    ``controls``: the scored interface-control items (:mod:`rose_eval.analyses.controls`);
     ``computed``: analyses computed elsewhere (name -> function returning the result).
     """
     run = AnalysisInput(items, {str(row.get("item_id")): row for row in metadata_rows},
-                        seed, n_boot, paper)
+                        seed, n_boot, paper, controls)
     computed = computed or {}
     results = {name: run_one(name, run) for name in ANALYSES.names() if name not in computed}
     results.update({name: run_one(name, run, computed[name]) for name in computed})  # last:

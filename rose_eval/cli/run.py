@@ -72,6 +72,9 @@ def build_parser() -> OneLineParser:
     data.add_argument("--samples_per_subset", type=int, default=0, help="keep N rows per subset (0 = all)")
     data.add_argument("--shuffle", action="store_true", help="shuffle before taking N per subset")
     data.add_argument("--seed", type=int, default=42, help="seed of --shuffle and of the random solver")
+    data.add_argument("--controls", nargs="*", default=[],
+                      help="also run the interface-control rows (analysis/controls/) of the selected items: "
+                           "coords_given, exceptions_given, text_only or 'all'; text_only is sent without an image")
 
     who = p.add_argument_group("who answers (one of --solver or --model)")
     who.add_argument("--solver", choices=SOLVERS.names(), help="built-in baseline")
@@ -137,7 +140,8 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str]) -> RunConf
     if not isinstance(extra, dict):
         raise UsageError("--extra_body must be a JSON object, e.g. '{\"top_p\": 1}'")
     selection = Selection(subsets=_split_list(args.subsets), templates=_split_list(args.templates),
-                          samples_per_subset=args.samples_per_subset, shuffle=args.shuffle, seed=args.seed)
+                          samples_per_subset=args.samples_per_subset, shuffle=args.shuffle, seed=args.seed,
+                          controls=_split_list(args.controls))
     endpoint = None
     if args.base_url:
         endpoint = EndpointConfig(
@@ -160,7 +164,7 @@ def model_answerer(endpoint: EndpointConfig, label: str) -> Answerer:
 
     def answer(item: DatasetItem, stop: threading.Event, on_retry: Callable[[str], None]) -> PredictionRow:
         try:
-            url = image_data_url(item.image_path, endpoint.image)
+            url = None if item.image_path is None else image_data_url(item.image_path, endpoint.image)
         except (OSError, ValueError) as exc:
             return PredictionRow(item.item_id, label, None, f"cannot encode image {item.image_path.name}: {exc}",
                                  attempts=0)
@@ -280,7 +284,8 @@ def manifest(config: RunConfig, split: LoadedSplit, args: argparse.Namespace) ->
                       "templates": list(config.selection.templates),
                       "samples_per_subset": config.selection.samples_per_subset,
                       "shuffle": config.selection.shuffle, "seed": config.selection.seed,
-                      "num_rows_in_split": split.num_rows_in_split, "num_selected": len(split.items)},
+                      "num_rows_in_split": split.num_rows_in_split, "num_selected": len(split.items),
+                      **({"controls": list(config.selection.controls)} if config.selection.controls else {})},
         "tool": {"name": "rose-run", "package": "rose-toolkit", "version": __version__,
                  "protocol_version": PROTOCOL_VERSION},
     }

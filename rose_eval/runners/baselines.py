@@ -73,6 +73,8 @@ def cv(seed: int) -> Solver:
     from rose_eval.runners.cv_solver import solve_image
 
     def solve(item: DatasetItem) -> str:
+        if item.image_path is None:  # a failed row, never a made-up answer
+            raise ValueError("the cv solver reads the image; a text_only control item has none")
         prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
         return solve_image(item.image_path, prompt)
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rose_eval.registry import Registry
+from rose_eval.vocab import CONTROL_ORDER
 
 MAJORITY_SYMBOL, EXCEPTION_SYMBOL = "A", "B"
-CONTROL_ORDER: tuple[str, ...] = ("coords_given", "exceptions_given", "text_only")
 
 LABELS_SENTENCE = ("The image has row labels R1, R2, ... in a margin on its left and column labels "
                    "C1, C2, ... in a margin on top; use them to name the cells.")
