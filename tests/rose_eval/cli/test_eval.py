@@ -190,7 +190,7 @@ def test_a_huge_count_breaks_no_analysis(tmp_path, capsys):
     summary = json.loads((out / SUMMARY).read_text(encoding="utf-8"))
     analyses = summary["analyses"]
     assert set(analyses) == {"perception_action_gap", "scene_consistency", "global_click_bridge",
-                             "matched_local_bridge", "bootstrap", "lenient", "abstention"}
+                             "matched_local_bridge", "interface_controls", "bootstrap", "lenient", "abstention"}
     assert not [name for name, value in analyses.items() if value and "error" in value]
     ch = analyses["matched_local_bridge"]["by_subset"]["ROSE-ChineseGlyph"]
     assert ch["mlcnt_pass_rate"] == 0.5 and ch["mlcnt_count_mae"] is not None
