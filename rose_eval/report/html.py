@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rose_eval import __version__
 from rose_eval.report import gallery, sections
+from rose_eval.report.controls import controls_section
 from rose_eval.report.htmlkit import Html, el, page
 from rose_eval.report.runs import ReportRun, load_release, load_report_runs
 
@@ -70,7 +71,7 @@ def _header(runs: Sequence[ReportRun], config: ReportConfig) -> list[Html]:
     toc = [("finding", "Finding"), ("table1", "Table 1"), ("table2", "Table 2"),
            ("gap", "Perception → action"), ("heatmap", "Subset × template"),
            ("errors", "Error taxonomy"), ("consistency", "Scene consistency"),
-           ("bridges", "Bridges"), ("compare", "Comparison"), ("gallery", "Failure gallery"),
+           ("bridges", "Bridges"), ("controls", "Interface controls"), ("compare", "Comparison"), ("gallery", "Failure gallery"),
            ("inputs", "Inputs")]
     return [el("h1", "ROSE evaluation report"), el("p", lead, class_="lead"),
             el("nav", [el("a", label, href=f"#{anchor}") for anchor, label in toc], class_="toc")]
@@ -95,6 +96,9 @@ def build_report(config: ReportConfig) -> bytes:
                  or el("p", "Not in these summaries.", class_="note")),
         _section("bridges", "Bridges", bridges
                  or el("p", "No bridge rows (T1B, T2B) in these runs.", class_="note")),
+        _section("controls", "Interface controls: where the points are lost", controls_section(runs)
+                 or el("p", "No scored interface-control items in these runs (generate the release with "
+                       "export.controls, run rose-run --controls all).", class_="note")),
         _section("compare", "Paired comparison", comparison
                  or el("p", "One run: nothing to compare.", class_="note")),
         _section("gallery", "Failure gallery", _gallery(runs, config)),

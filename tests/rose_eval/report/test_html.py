@@ -20,7 +20,7 @@ RUNS = ("oracle", "random", "cv", "probe")
 GALLERY = 6
 SECTIONS = ["Table 1: PASS by subset", "Table 2: PASS by template", "Perception to action",
             "PASS by subset and template", "Error taxonomy", "Scene consistency", "Bridges",
-            "Paired comparison", "Failure gallery", "Inputs"]
+            "Interface controls: where the points are lost", "Paired comparison", "Failure gallery", "Inputs"]
 
 
 def _args(inputs: ReportInputs, out: Path, *extra: str) -> list[str]:
