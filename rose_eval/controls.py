@@ -15,6 +15,34 @@ from rose_eval.split_rows import find_split, read_rows
 from rose_eval.vocab import CONTROL_ORDER
 
 CONTROLS_DIR = ("analysis", "controls")
+# The rule between a labelled control image's margins and its grid (rose_gen/render/controls.py):
+# a full-width row band and a full-height column band of this grey, this many px thick.
+LABEL_RULE_RGB, LABEL_RULE_PX = (150, 150, 150), 2
+MARGIN_WHITE_SHARE = 0.6  # a label margin is mostly white paper
+
+
+def label_margins(rgb):
+    """(top, left) where the grid starts in a labelled control image, or (0, 0) for any other image.
+
+    A labelled image has a grey rule (:data:`LABEL_RULE_RGB`) across its whole width and down
+    its whole height, with white label margins above and left of it; only then is it cropped.
+    """
+    import numpy as np
+
+    rule = (rgb == np.asarray(LABEL_RULE_RGB, dtype=rgb.dtype)).all(axis=2)
+    rows = np.nonzero(rule.all(axis=1))[0]
+    cols = np.nonzero(rule.all(axis=0))[0]
+    if rows.size < LABEL_RULE_PX or cols.size < LABEL_RULE_PX:
+        return 0, 0
+    top, left = int(rows[LABEL_RULE_PX - 1]) + 1, int(cols[LABEL_RULE_PX - 1]) + 1
+    if rows[0] != top - LABEL_RULE_PX or cols[0] != left - LABEL_RULE_PX or top >= rgb.shape[0] // 2 \
+            or left >= rgb.shape[1] // 2:
+        return 0, 0
+    white = (rgb == 255).all(axis=2)
+    if white[:top - LABEL_RULE_PX, left:].mean() < MARGIN_WHITE_SHARE \
+            or white[top:, :left - LABEL_RULE_PX].mean() < MARGIN_WHITE_SHARE:
+        return 0, 0
+    return top, left
 
 
 def control_folder(root: Path, control: str) -> Path:

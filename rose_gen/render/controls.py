@@ -33,12 +33,13 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 from skimage.color import rgb2lab
 
+from rose_eval.controls import LABEL_RULE_PX, LABEL_RULE_RGB
 from rose_gen.core.errors import AssetError
 from rose_gen.render.compose import tile_margin
 
 LABEL_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
 MARGIN_COLOUR = (255, 255, 255)
-RULE_COLOUR, RULE_PX = (150, 150, 150), 2  # the rule between the margins and the grid
+RULE_COLOUR, RULE_PX = LABEL_RULE_RGB, LABEL_RULE_PX  # the rule between the margins and the grid
 LABEL_COLOUR = (0, 0, 0)
 LABEL_SHARE, MAX_LABEL_PX, MIN_LABEL_PX = 0.40, 28, 10
 LABEL_PAD = 4  # px between a label and the margin's edges

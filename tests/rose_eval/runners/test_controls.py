@@ -188,3 +188,28 @@ def test_bad_control_flags_are_one_line(release, tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "match no control row" in err
     assert not (tmp_path / "e").exists()
+
+
+def test_cv_reads_the_grid_beside_the_labels(release, tmp_path) -> None:
+    preds = tmp_path / "cv.jsonl"
+    assert run_main(["--dataset_root", str(release), "--split", "test", "--solver", "cv", "--controls",
+                     "coords_given", "--output", str(preds), "--no_progress"]) == 0
+    answers = {r["item_id"]: r["raw_text"] for r in _jsonl(preds)}
+    main = _jsonl(release / "metadata_test.jsonl")
+    # the labelled image holds the same grid: the cv baseline gives the same answer on both
+    assert all(answers[f"{r['item_id']}__coords_given"] == answers[r["item_id"]] for r in main)
+    text = tmp_path / "cv_text.jsonl"
+    assert run_main(["--dataset_root", str(release), "--split", "test", "--solver", "cv", "--controls",
+                     "text_only", "--templates", "T1", "--output", str(text), "--no_progress"]) == 1
+    failed = [r for r in _jsonl(text) if r["item_id"].endswith("__text_only")]
+    assert failed and all(r["raw_text"] is None and "has none" in r["error"] for r in failed)
+
+
+def test_label_margins_are_found_only_on_labelled_images(release) -> None:
+    from rose_eval.controls import label_margins
+    from rose_eval.runners.cv_grid import load_rgb
+
+    for row in _jsonl(release / "analysis/controls/exceptions_given/metadata_test.jsonl")[::5]:
+        assert label_margins(load_rgb(release / row["image"])) == tuple(row["control_grid_offset"])
+    for row in _jsonl(release / "metadata_test.jsonl")[::5]:
+        assert label_margins(load_rgb(release / row["image"])) == (0, 0)
