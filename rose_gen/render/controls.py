@@ -126,7 +126,7 @@ class MarkShape:
 def mark_shape(cell: int) -> MarkShape:
     """The corner tab drawn in cells of ``cell`` px."""
     leg = max(MIN_MARK_PX, int(round(cell * MARK_SHARE)))
-    return MarkShape(inset=tile_margin(cell), leg=leg, edge=max(2, int(round(leg / 6))))
+    return MarkShape(inset=tile_margin(cell), leg=leg, edge=max(2, int(round(leg / 10))))
 
 
 def mark_masks(shape: MarkShape) -> tuple[np.ndarray, np.ndarray]:
