@@ -32,6 +32,9 @@ def build_parser() -> OneLineParser:
                         help="failed items shown per model (0 = no gallery images)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the gallery sample and of the paired comparison")
+    parser.add_argument("--include_controls", action="store_true",
+                        help="rank control and changed-benchmark runs in the paired "
+                             "leaderboard (they are always marked; by default not ranked)")
     parser.add_argument("--n_boot", type=int, default=10_000,
                         help="paired scene resamples of the comparison (several runs)")
     return parser
@@ -50,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {exc} (environment)", file=sys.stderr)
         return EXIT_USAGE
     config = ReportConfig(tuple(args.eval_dirs), args.out, args.dataset_root, args.gallery,
-                          args.seed, args.n_boot)
+                          args.seed, args.n_boot, include_controls=args.include_controls)
     try:
         if config.gallery < 0 or config.n_boot < 1 or config.seed < 0:
             raise ReportError("--gallery must be >= 0, --n_boot >= 1 and --seed >= 0 "

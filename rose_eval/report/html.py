@@ -29,6 +29,7 @@ class ReportConfig:
     gallery: int = DEFAULT_GALLERY
     seed: int = 0
     n_boot: int = 10_000
+    include_controls: bool = False  # rank control and changed-benchmark runs too
 
 
 def _section(anchor: str, title: str, *body: object) -> Html:
@@ -81,7 +82,8 @@ def build_report(config: ReportConfig) -> bytes:
     runs = load_report_runs(config.eval_dirs)
     consistency = sections.consistency(runs)
     bridges = sections.bridges(runs)
-    comparison = sections.comparison(runs, seed=config.seed, n_boot=config.n_boot)
+    comparison = sections.comparison(runs, seed=config.seed, n_boot=config.n_boot,
+                                     include_controls=config.include_controls)
     body = [
         *_header(runs, config),
         el("section", sections.finding(runs), id="finding"),
