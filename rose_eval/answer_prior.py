@@ -82,6 +82,7 @@ class AnswerPrior:
 
     counts: Mapping[Key, Mapping[str, int]]
     n_rows: int
+    item_ids: frozenset[str] = frozenset()  # the rows it was fitted on
 
     def distribution(self, row: Mapping[str, Any]) -> tuple[Key, Mapping[str, int]]:
         """The key used for ``row`` (after back-off) and its answer counts (empty if unseen)."""
@@ -108,12 +109,14 @@ def fit_prior(rows: Iterable[Mapping[str, Any]]) -> AnswerPrior:
     """Count each gold ``answer`` under every back-off level of its row's key."""
     counts: dict[Key, Counter[str]] = {}
     n = 0
+    ids: set[str] = set()
     for row in rows:
         n += 1
+        ids.add(str(row.get("item_id")))
         answer = str(row.get("answer"))
         for key in _backoffs(prompt_key(row)):
             counts.setdefault(key, Counter())[answer] += 1
-    return AnswerPrior({key: dict(c) for key, c in counts.items()}, n)
+    return AnswerPrior({key: dict(c) for key, c in counts.items()}, n, frozenset(ids))
 
 
 EMPTY_ANSWERS = {"COUNT": "COUNT(0)", "CLICK": "DONE", "CLICK_COUNT": "SUBMIT(0)"}
@@ -125,7 +128,7 @@ def guess_for(prior: AnswerPrior, row: Mapping[str, Any], task_mode: str) -> str
 
 
 FIT_SPLIT = "dev"
-FIT_FIELDS = ("task_template", "rose_subset", "prompt_local", "answer")
+FIT_FIELDS = ("item_id", "task_template", "rose_subset", "prompt_local", "answer")
 
 
 def dev_prior(root: Path) -> AnswerPrior:
