@@ -92,12 +92,15 @@ def test_floor_is_refused_where_it_would_be_fitted_on_the_scored_items(release):
     assert "no dev split" in chance_floor(items, metadata, release, "test")["reason"]
 
 
-def test_rose_eval_shows_the_floor_and_keeps_the_public_files(release, tmp_path):
+def test_rose_eval_shows_the_floor_and_keeps_the_public_files(release, tmp_path, capsys):
     common = ["--dataset_root", str(release), "--predictions", str(release / "predictions_test.jsonl"),
               "--n_boot", "50"]
     assert eval_main([*common, "--out_dir", str(tmp_path / "with")]) == 0
     summary = json.loads((tmp_path / "with" / "evaluation_summary.json").read_text())
     assert summary["analyses"]["chance_floor"]["available"] is True
+    floor_avg = summary["analyses"]["chance_floor"]["floor"]["by_template"]["Avg. PASS"]
+    printed = capsys.readouterr().out
+    assert "Chance floor (a blind guess" in printed and f"Avg. PASS {100 * floor_avg:.1f}" in printed
     (release / "metadata_dev.jsonl").unlink()
     assert eval_main([*common, "--out_dir", str(tmp_path / "without")]) == 0
     summary_b = json.loads((tmp_path / "without" / "evaluation_summary.json").read_text())
