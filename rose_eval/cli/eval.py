@@ -215,7 +215,9 @@ def _evaluate(args: argparse.Namespace,
 
         summary["analyses"] = run_analyses(eval_rows, metadata_rows, seed=args.seed,
                                            n_boot=args.n_boot, paper=summary["paper_metrics"],
-                                           computed=computed)
+                                           computed=computed,
+                                           dataset_root=args.dataset_root or metadata_path.parent,
+                                           split=args.split)
 
     out_dir = args.out_dir.expanduser().resolve()
     try:
