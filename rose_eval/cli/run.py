@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from rose_eval import __version__
 from rose_eval.cli.args import EXIT_USAGE, OneLineParser
-from rose_eval.runners.baselines import SOLVERS, Solver
+from rose_eval.runners.baselines import SOLVERS, Solver, SolverContext, SolverError
 from rose_eval.runners.dataset import DatasetError, DatasetItem, LoadedSplit, Selection, load_split
 from rose_eval.runners.openai_compat import (
     IMAGE_FORMATS,
@@ -51,6 +51,11 @@ from rose_eval.runners.predictions import (
 from rose_eval.vocab import PROTOCOL_VERSION, SPLITS
 
 EXIT_OK, EXIT_FAILURES, EXIT_INTERRUPTED = 0, 1, 130
+# What a solver reads, as the manifest records it (solvers not listed read the metadata row).
+SOLVER_READS = {
+    "cv": "image file and prompt text only",
+    "prior": "prompt text, subset and the dev split's answers only",
+}
 
 # An answerer turns one item into a finished row; it never raises for item trouble.
 Answerer = Callable[[DatasetItem, threading.Event, Callable[[str], None]], PredictionRow]
@@ -272,7 +277,7 @@ def manifest(config: RunConfig, split: LoadedSplit, args: argparse.Namespace) ->
     else:
         answered_by = {"kind": "solver", "solver": config.solver, "model": config.model_label,
                        "seed": config.selection.seed if config.solver == "random" else None,
-                       "reads": "image file and prompt text only" if config.solver == "cv" else "metadata row"}
+                       "reads": SOLVER_READS.get(str(config.solver), "metadata row")}
     return {
         "config": {
             "answered_by": answered_by,
@@ -321,7 +326,9 @@ def _main(argv: Sequence[str] | None) -> int:
         man_path = manifest_path_for(config.output)
         if not args.overwrite and not args.dry_run and config.output.exists():
             check_resumable(man_path, man["config"])
-    except (UsageError, DatasetError, PredictionsError) as exc:
+        solver = None if config.solver is None else SOLVERS.get(config.solver)(
+            SolverContext(seed=args.seed, dataset_root=split.root, split=split.split))
+    except (UsageError, DatasetError, PredictionsError, SolverError) as exc:
         return _fail(str(exc), secret)
 
     if args.dry_run:
@@ -331,8 +338,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if config.endpoint is not None and not secret:
         print(f"rose-run: note: ${args.api_key_env} is empty; sending no Authorization header", file=sys.stderr)
 
-    answer = (model_answerer(config.endpoint, config.model_label) if config.endpoint is not None
-              else solver_answerer(SOLVERS.get(config.solver)(args.seed), config.model_label))
+    answer = (model_answerer(config.endpoint, config.model_label) if solver is None
+              else solver_answerer(solver, config.model_label))
     predictions = PredictionsFile(config.output, overwrite=args.overwrite)
     todo = [item for item in split.items if item.item_id not in predictions.done]
     skipped = len(split.items) - len(todo)

@@ -27,6 +27,7 @@ from rose_gen.release.config_schema import GenConf, SubsetConf
 from rose_gen.release.export import ExportSettings
 from rose_gen.release.shards import ShardSpec
 from rose_gen.render.compose import CUE_OVERLAYS, CueSettings, RenderSettings
+from rose_gen.scene.balance import BalanceSpec
 from rose_gen.scene.difficulty import DifficultyParams
 from rose_gen.scene.layout import LayoutParams
 from rose_gen.scene.plan import PlanError, SubsetPlan, validate_plan
@@ -39,6 +40,9 @@ CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 # Keys that say how to run, not what to make: never recorded in the release.
 RUN_KEYS: tuple[str, ...] = ("output_dir", "workers", "overwrite", "progress", "shard")
+# Subset keys newer than the releases already made: not recorded while null (their default),
+# so those releases' recorded configs (and bytes) stay as they were.
+UNRECORDED_WHEN_NULL: tuple[str, ...] = ("balance",)
 
 
 class ConfigError(ValueError):
@@ -132,6 +136,10 @@ def recorded_config(cfg: DictConfig) -> dict[str, Any]:
     """The composed config as plain data, without run-only keys."""
     data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
     assert isinstance(data, dict)
+    for subset in (data.get("subset") or {}).values():
+        for key in UNRECORDED_WHEN_NULL:
+            if isinstance(subset, dict) and subset.get(key, 0) is None:
+                del subset[key]
     out = {k: v for k, v in data.items() if k not in RUN_KEYS}
     export = out.get("export")
     if isinstance(export, dict) and not export.get("controls"):  # off: recorded as before controls existed
@@ -208,6 +216,7 @@ def _plan(key: str, sc: SubsetConf, cfg: DictConfig) -> SubsetPlan:
         source_options=OmegaConf.to_container(sc.source_options, resolve=True),
         dataset_version=cfg.dataset_version,
         preset=preset,
+        balance=None if sc.balance is None else BalanceSpec(**OmegaConf.to_container(sc.balance)),
     )
 
 
