@@ -51,6 +51,7 @@ from rose_eval.analyses.precision import (
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.percent import percent_text
 from rose_eval.provenance import read_provenance
+from rose_eval.vocab import CONTROL_ORDER
 
 PER_ITEM_FILE = "per_item_eval.jsonl"
 RANK_METRIC = "table1/Avg. PASS"
@@ -119,9 +120,10 @@ class EvaluatedRun:
 
 
 def _item_control(items: Sequence[Mapping[str, Any]]) -> str | None:
-    """Control rows scored as items (their item ids end in ``__<control>``), else None."""
-    names = {str(i["item_id"]).rsplit("__", 1)[1] for i in items if "__" in str(i["item_id"])}
-    return "+".join(sorted(names)) or None
+    """Control rows scored as items (item ids ``<source>__<control>`` for a control of
+    ``vocab.CONTROL_ORDER``), else None. Bridge ids (``__GCLK``, ``__MLC``) are not controls."""
+    names = {str(i["item_id"]).rsplit("__", 1)[-1] for i in items}
+    return "+".join(c for c in CONTROL_ORDER if c in names) or None
 
 
 def read_per_item(eval_dir: Path) -> list[dict[str, Any]]:
