@@ -101,7 +101,7 @@ class EvaluatedRun:
     @property
     def control(self) -> str | None:
         """The control the run is (a blank-image run, control rows), None for a standard run."""
-        return ((self.provenance or {}).get("run") or {}).get("control") or _item_control(self.items)
+        return ((self.provenance or {}).get("run") or {}).get("control")
 
     @property
     def benchmark_changes(self) -> tuple[str, ...]:
@@ -117,11 +117,6 @@ class EvaluatedRun:
             return f"benchmark changed: {'; '.join(self.benchmark_changes)}"
         return None
 
-
-def _item_control(items: Sequence[Mapping[str, Any]]) -> str | None:
-    """Control rows scored as items (their item ids end in ``__<control>``), else None."""
-    names = {str(i["item_id"]).rsplit("__", 1)[1] for i in items if "__" in str(i["item_id"])}
-    return "+".join(sorted(names)) or None
 
 
 def read_per_item(eval_dir: Path) -> list[dict[str, Any]]:
