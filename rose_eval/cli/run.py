@@ -26,7 +26,7 @@ from typing import Any
 from tqdm import tqdm
 
 from rose_eval import __version__
-from rose_eval.cli.args import EXIT_USAGE, OneLineParser
+from rose_eval.cli.args import EXIT_USAGE, OneLineParser, finite_float, http_url, int_in
 from rose_eval.runners.baselines import SOLVERS, Solver, SolverContext, SolverError
 from rose_eval.runners.dataset import DatasetError, DatasetItem, LoadedSplit, Selection, load_split
 from rose_eval.runners.openai_compat import (
@@ -84,12 +84,13 @@ def build_parser() -> OneLineParser:
     who = p.add_argument_group("who answers (one of --solver or --model)")
     who.add_argument("--solver", choices=SOLVERS.names(), help="built-in baseline")
     who.add_argument("--model", help="model name sent to the endpoint (with --solver: the label in the rows)")
-    who.add_argument("--base_url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    who.add_argument("--base_url", type=http_url, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
     who.add_argument("--api_key_env", default="OPENAI_API_KEY", help="environment variable holding the bearer key")
 
     req = p.add_argument_group("request")
-    req.add_argument("--temperature", type=float, default=0.0)
-    req.add_argument("--max_tokens", type=int, default=256, help="0 = do not send max_tokens")
+    req.add_argument("--temperature", type=finite_float, default=0.0)
+    req.add_argument("--max_tokens", type=int_in(0), default=256,
+                     help="0 = do not send max_tokens (>= 0)")
     req.add_argument("--concurrency", type=int, default=4, help="requests (or solver items) in flight")
     req.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     req.add_argument("--max_retries", type=int, default=5, help="retries after the first attempt (429, 5xx, timeouts, connection errors)")
@@ -144,6 +145,11 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str]) -> RunConf
         raise UsageError(f"--extra_body is not valid JSON ({exc.msg} at char {exc.pos})") from None
     if not isinstance(extra, dict):
         raise UsageError("--extra_body must be a JSON object, e.g. '{\"top_p\": 1}'")
+    try:
+        json.dumps(extra, allow_nan=False)
+    except ValueError:
+        raise UsageError("--extra_body holds NaN or Infinity, which JSON cannot carry; give "
+                         "finite numbers") from None
     selection = Selection(subsets=_split_list(args.subsets), templates=_split_list(args.templates),
                           samples_per_subset=args.samples_per_subset, shuffle=args.shuffle, seed=args.seed,
                           controls=_split_list(args.controls))

@@ -264,7 +264,7 @@ def complete(config: EndpointConfig, messages: list[dict[str, Any]], *,
              rng: random.Random | None = None) -> CallResult:
     """Send one item with retries; never raises for endpoint trouble (it lands in ``error``)."""
     rng = rng or random.Random()
-    body = json.dumps(request_body(config, messages)).encode("utf-8")
+    body = json.dumps(request_body(config, messages), allow_nan=False).encode("utf-8")
     started = time.monotonic()
     attempts = 0
     last_error = "not attempted"

@@ -142,3 +142,13 @@ def test_only_v01_rows_name_the_public_dataset(tmp_path, capsys):
     assert json.loads((tmp_path / "v01" / SUMMARY).read_text())["dataset_repo_id"] == PUBLIC_REPO_ID
     _evaluate(TINY, TINY / "predictions_test.jsonl", tmp_path / "tiny")
     assert json.loads((tmp_path / "tiny" / SUMMARY).read_text())["dataset_repo_id"] == ""
+
+
+def test_control_rows_make_a_control_run(tmp_path, capsys):
+    """Rows of an interface control (analysis/controls/<control>/, a ``control`` field)."""
+    rows = [json.loads(line) for line in (TINY / "metadata_test.jsonl").read_text().splitlines()]
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "metadata_test.jsonl").write_text(
+        "".join(json.dumps({**r, "control": "text_only"}) + "\n" for r in rows))
+    record = _evaluate(tmp_path / "c", TINY / "predictions_test.jsonl", tmp_path / "out")
+    assert record["run"]["control"] == "text_only"
