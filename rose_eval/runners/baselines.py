@@ -1,4 +1,4 @@
-"""Built-in solvers that answer without a model: ``oracle``, ``random`` and ``cv``.
+"""Built-in solvers that answer without a model: ``oracle``, ``random``, ``cv`` and ``robust``.
 
 A solver is made from a seed and answers one item with a raw answer string. They
 give the numbers meaning: oracle shows the pipeline is sound (it must score 100%),
@@ -75,5 +75,20 @@ def cv(seed: int) -> Solver:
     def solve(item: DatasetItem) -> str:
         prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
         return solve_image(item.image_path, prompt)
+
+    return solve
+
+
+@SOLVERS.register("robust")
+def robust(ctx) -> Solver:
+    """The solvability reference: periodicity grid, jitter-tolerant cell alignment, count-free
+    separation (:mod:`rose_eval.runners.robust_solver`); reads only the image and the prompt."""
+    from rose_eval.runners.robust_solver import solve_robust
+
+    _seed = getattr(ctx, "seed", ctx)  # a SolverContext or a seed; answers do not depend on it
+
+    def solve(item: DatasetItem) -> str:
+        prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
+        return solve_robust(item.image_path, prompt)
 
     return solve
