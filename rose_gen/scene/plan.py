@@ -292,9 +292,13 @@ def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source:
     pairs of the band, then of the whole pool. Rejected draws are recorded on the rows.
     """
     rejected: list[dict[str, Any]] = []
+    softenable = plan.preset.jitter.enabled or plan.preset.degrade.enabled
     for draw in range(redraw.MAX_DRAWS):
-        pool = ppool.band if draw < redraw.BAND_DRAWS else ppool.pool
-        scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, draw), ppool, source, seed)
+        strength = redraw.softening(draw, softenable)
+        pair_draw = draw if strength == 1.0 else 0  # softened draws keep the first draw's pair
+        pool = ppool.band if pair_draw < redraw.BAND_DRAWS else ppool.pool
+        scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, pair_draw), ppool, source, seed,
+                             strength=strength)
         check = redraw.check_drawn(scene, source)
         if not check.reasons:
             if rejected:  # the record changes the rows only, not the pixels checked

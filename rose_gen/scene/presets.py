@@ -285,9 +285,26 @@ def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_siz
     return None
 
 
-def _scene_choices(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int
+def softened(preset: DifficultyPreset, strength: float) -> DifficultyPreset:
+    """``preset`` with its jitter and degradation scaled to ``strength`` (1: unchanged, 0: none):
+    offsets and the scale's distance from 1 times ``strength``, the downscale factor's distance
+    from 1 times ``strength``, the JPEG quality moved towards 95 (none at 0)."""
+    if strength >= 1.0:
+        return preset
+    t = float(strength)
+    jit = JitterParams(max_offset=round(preset.jitter.max_offset * t, 6),
+                       min_scale=round(1.0 - (1.0 - preset.jitter.min_scale) * t, 6))
+    down, jpeg = preset.degrade.downscale, preset.degrade.jpeg_quality
+    deg = DegradeParams(
+        downscale=tuple(round(1.0 - (1.0 - v) * t, 6) for v in down) if down and t > 0 else None,
+        jpeg_quality=tuple(int(round(95 - (95 - v) * t)) for v in jpeg) if jpeg and t > 0 else None)
+    return replace(preset, jitter=jit, degrade=deg)
+
+
+def _scene_choices(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int, strength: float = 1.0
                    ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the row record, the renderer's record) of one scene under the preset."""
+    """(the row record, the renderer's record) of one scene under the preset (its jitter and
+    degradation at ``strength``, :func:`softened`)."""
     preset = ppool.preset
     row: dict[str, Any] = {
         "name": preset.name,
@@ -313,6 +330,9 @@ def _scene_choices(scene: SceneSpec, ppool: PresetPool, source: VisualSource, se
         state = "unavailable" if wants_second else "not_drawn"
         row.update(second_identity=state if preset.second_identity_share > 0 else "off", second_target="",
                    second_pair_key="", second_target_cells=[])
+    if strength < 1.0:
+        row["softened"] = float(strength)
+        preset = softened(preset, strength)
     jit = preset.jitter
     if jit.enabled:
         jseed = int(scene_rng(seed, scene.subset, scene.scene_index, "jitter").integers(2**62))
@@ -330,12 +350,62 @@ def _scene_choices(scene: SceneSpec, ppool: PresetPool, source: VisualSource, se
     return row, render
 
 
-def apply_preset(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int) -> SceneSpec:
-    """``scene`` with the preset's per-scene choices (unchanged when the preset changes nothing)."""
+def apply_preset(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int,
+                 strength: float = 1.0) -> SceneSpec:
+    """``scene`` with the preset's per-scene choices (unchanged when the preset changes nothing);
+    ``strength`` < 1 softens its jitter and degradation (:func:`softened`, recorded as ``softened``)."""
     if ppool.preset.changes_nothing:
         return scene
-    row, render = _scene_choices(scene, ppool, source, seed)
+    row, render = _scene_choices(scene, ppool, source, seed, strength)
     pair = replace(scene.pair, row_fields={**scene.pair.row_fields, ROW_FIELD: row})
     return replace(scene, pair=pair, extra={**scene.extra, EXTRA_KEY: {"name": row["name"], **render}})
 
 
+
+
+# -- what a release's presets did ----------------------------------------------------------------
+
+
+@dataclass
+class PresetTally:
+    """Counts, per subset, of what the preset did to the scenes drawn (for one stderr line per knob
+    a preset asked for and did not fully apply): the band, the second identity, softened draws."""
+
+    scenes: dict[str, int] = field(default_factory=dict)
+    band_missing: dict[str, int] = field(default_factory=dict)
+    second_asked: dict[str, int] = field(default_factory=dict)
+    second_missing: dict[str, int] = field(default_factory=dict)
+    softened: dict[str, int] = field(default_factory=dict)
+
+    def add(self, scene: SceneSpec) -> None:
+        """Count one drawn scene (scenes without a preset record are not counted)."""
+        record = scene.pair.row_fields.get(ROW_FIELD)
+        if not isinstance(record, Mapping):
+            return
+        s = scene.subset
+        bump = lambda d: d.__setitem__(s, d.get(s, 0) + 1)  # noqa: E731
+        bump(self.scenes)
+        if tuple(record.get("similarity_band", (0.0, 1.0))) != (0.0, 1.0) and not record.get("band_applied"):
+            bump(self.band_missing)
+        if record.get("second_identity") in ("used", "unavailable"):
+            bump(self.second_asked)
+            if record["second_identity"] == "unavailable":
+                bump(self.second_missing)
+        if "softened" in record:
+            bump(self.softened)
+
+    def notes(self) -> list[str]:
+        """One line per subset and knob the preset did not apply as stated."""
+        out = []
+        for s, n in self.scenes.items():
+            if self.band_missing.get(s):
+                out.append(f"{s}: similarity band not applied in {self.band_missing[s]} of {n} scene(s) "
+                           "(the source gives no similarity)")
+            if self.second_missing.get(s):
+                out.append(f"{s}: second exception identity unavailable in {self.second_missing[s]} of "
+                           f"{self.second_asked[s]} scene(s) that drew one (no companion for the scene's majority)")
+            if self.softened.get(s):
+                out.append(f"{s}: jitter and degradation softened in {self.softened[s]} of {n} scene(s) "
+                           "(no pair's exceptions were perceptible at the preset's strength; "
+                           "difficulty_preset.softened on the rows)")
+        return out
