@@ -294,8 +294,7 @@ def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source:
     rejected: list[dict[str, Any]] = []
     softenable = plan.preset.jitter.enabled or plan.preset.degrade.enabled
     for draw in range(redraw.MAX_DRAWS):
-        strength = redraw.softening(draw, softenable)
-        pair_draw = draw if strength == 1.0 else 0  # softened draws keep the first draw's pair
+        strength, pair_draw = redraw.softening(draw, softenable)  # softened draws reuse the first pairs
         pool = ppool.band if pair_draw < redraw.BAND_DRAWS else ppool.pool
         scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, pair_draw), ppool, source, seed,
                              strength=strength)

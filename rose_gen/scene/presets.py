@@ -203,22 +203,40 @@ def preset_layout(layout: LayoutParams, preset: DifficultyPreset) -> LayoutParam
     return replace(layout, exception_weights=weights, cell_size=cell)
 
 
+BAND_KEY = "band_similarity"  # render field of a source whose rows carry no similarity (EmojiStyle)
+
+
+def band_similarities(pool: Sequence[AssetPair]) -> list[float | None] | None:
+    """Each pair's similarity for ranking a band: ``similarity``, else the source's
+    ``render["band_similarity"]`` (None there: below the source's similarity floor, never in a
+    band); None when the pool offers neither."""
+    if pool and all(p.similarity is not None for p in pool):
+        return [float(p.similarity) for p in pool]
+    if pool and all(BAND_KEY in p.render for p in pool):
+        return [None if p.render[BAND_KEY] is None else float(p.render[BAND_KEY]) for p in pool]
+    return None
+
+
 def band_pool(pool: Sequence[AssetPair], preset: DifficultyPreset) -> tuple[list[AssetPair], bool]:
     """(pairs whose similarity rank lies in the band, whether the band applied).
 
     Ranks are over the pool's scored pairs (ascending similarity, ties by pool order);
-    rank r of m has quantile r / (m - 1). A pool with unscored pairs is used whole.
+    rank r of m has quantile r / (m - 1). A pool without similarities is used whole.
     """
     lo, hi = preset.similarity_band
-    if (lo, hi) == (0.0, 1.0) or not pool or any(p.similarity is None for p in pool):
+    sims = band_similarities(pool) if (lo, hi) != (0.0, 1.0) else None
+    if sims is None:
         return list(pool), False
-    sims = np.array([float(p.similarity) for p in pool])
-    order = np.argsort(sims, kind="stable")
-    q = np.empty(len(pool))
-    q[order] = np.arange(len(pool)) / max(len(pool) - 1, 1)
+    scored = [i for i, v in enumerate(sims) if v is not None]
+    if not scored:
+        return list(pool), False
+    values = np.array([sims[i] for i in scored])
+    order = np.argsort(values, kind="stable")
+    q = np.empty(len(scored))
+    q[order] = np.arange(len(scored)) / max(len(scored) - 1, 1)
     keep = (q >= lo - 1e-12) & (q <= hi + 1e-12)
-    band = [p for p, k in zip(pool, keep, strict=True) if k]
-    return (band or [pool[int(order[-1])]]), True
+    band = [pool[i] for i, k in zip(scored, keep, strict=True) if k]
+    return (band or [pool[scored[int(order[-1])]]]), True
 
 
 @dataclass(frozen=True)
@@ -252,15 +270,19 @@ def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_siz
               rng: np.random.Generator) -> AssetPair | None:
     """A second exception identity for ``pair``'s scene, or None when the source has none.
 
-    Candidates are orientations (drawn with ``source.orient``) of the pool entries that
-    contain ``pair.majority`` on either side, whose majority is ``pair.majority`` and whose
-    target is new. A candidate is accepted when its majority tile is pixel-identical to
+    Candidates are the source's own ``companions(pair)`` when it has that hook (EmojiStyle:
+    the identity by a third vendor), and orientations (drawn with ``source.orient``) of the
+    pool entries that contain ``pair.majority`` on either side, whose majority is
+    ``pair.majority`` and whose target is new. A candidate is accepted when its majority tile is pixel-identical to
     the scene's and its target is visible, with the margin of :data:`COMPANION_VISIBILITY`,
     against the majority and against the first target.
     """
     from rose_gen.assets.visibility import is_visible, tile_difference
 
     found: dict[str, AssetPair] = {}
+    for cand in getattr(source, "companions", lambda _: [])(pair):  # the source's own (optional hook)
+        if cand.majority == pair.majority and cand.target not in (pair.target, pair.majority):
+            found.setdefault(cand.target, cand)
     for i in ppool.by_side.get(pair.majority, ()):
         entry = ppool.pool[i]
         for _ in range(ORIENT_TRIES):

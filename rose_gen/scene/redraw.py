@@ -12,8 +12,8 @@ A scene that fails is redrawn with another pair (:func:`redraw_index`): first fr
 part of the preset's band that no scene of the subset uses (a scene-specific permutation
 of it, so the subset's other pairs are not reused), then, after :data:`BAND_DRAWS`
 draws, from the same part of the whole pool (less similar pairs, more visible). Under a
-preset that jitters or degrades, the last :data:`SOFTENING` draws keep the first draw's
-pair and soften the jitter and degradation step by step, down to none (recorded on the
+preset that jitters or degrades, the last :data:`SOFTENING` draws take the first draws'
+pairs again and soften the jitter and degradation step by step, down to none (recorded on the
 rows as ``difficulty_preset.softened``; the generator says so on stderr and ``rose-audit``
 counts them), since some sources' exceptions (a small PixelEdit edit) survive no pair at
 the preset's full degradation. At most
@@ -40,16 +40,19 @@ from rose_gen.sources.base import VisualSource
 ROW_FIELD = "visibility_redraws"  # row column listing the draws a scene rejected (absent: none)
 MAX_DRAWS = 16  # the first draw and up to 15 replacements
 BAND_DRAWS = 8  # draws from the preset's band before the whole pool is used
-# Under a preset that jitters or degrades, the last draws keep the first draw's pair and soften
+# Under a preset that jitters or degrades, the last draws take the first draws' pairs again and soften
 # the jitter and degradation by these factors (1: as the preset says, 0: none), so a scene whose
 # exceptions no pair makes perceptible at the preset's full strength is still made, and says so.
-SOFTENING: tuple[float, ...] = (0.75, 0.5, 0.25, 0.0)
+SOFTENING: tuple[float, ...] = (0.75, 0.5, 0.25, 0.0, 0.0, 0.0)
 
 
-def softening(draw: int, softenable: bool) -> float:
-    """The strength (1: the preset's own) of the jitter and degradation for draw ``draw``."""
+def softening(draw: int, softenable: bool) -> tuple[float, int]:
+    """(the strength of the jitter and degradation, 1 = the preset's own; the pair draw) of draw
+    ``draw``. Softened draws take the pairs of draws 0, 1, 2, ... again."""
     first = MAX_DRAWS - len(SOFTENING)
-    return SOFTENING[draw - first] if softenable and draw >= first else 1.0
+    if softenable and draw >= first:
+        return SOFTENING[draw - first], draw - first
+    return 1.0, draw
 
 
 @dataclass(frozen=True, eq=False)
