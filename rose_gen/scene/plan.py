@@ -265,6 +265,7 @@ class SubsetDraws:
     pool: PresetPool
     splits: tuple[str, ...]
     cut: float | None
+    perceptible: bool = True  # apply the perceptibility rule (False: the visibility measure alone, as before it)
 
     @classmethod
     def build(cls, plan: SubsetPlan, seed: int, source: VisualSource,
@@ -281,11 +282,12 @@ class SubsetDraws:
         """Scene ``k`` (1-based), redrawn until its exceptions are visible as rendered (unranked)."""
         if not 1 <= k <= self.plan.n_scenes:
             raise PlanError(f"{self.plan.subset}: scene index {k} outside 1..{self.plan.n_scenes}")
-        return _drawn_scene(self.plan, self.seed, k, self.pool, self.source, self.splits[k - 1], self.cut)
+        return _drawn_scene(self.plan, self.seed, k, self.pool, self.source, self.splits[k - 1], self.cut,
+                            self.perceptible)
 
 
 def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source: VisualSource, split: str,
-                 cut: float | None) -> DrawnScene:
+                 cut: float | None, perceptible: bool = True) -> DrawnScene:
     """Scene k with the preset applied, redrawn until its exceptions are visible as rendered.
 
     See :mod:`rose_gen.scene.redraw`: draw 0 is the subset's pair order; later draws take spare
@@ -298,7 +300,7 @@ def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source:
         pool = ppool.band if pair_draw < redraw.BAND_DRAWS else ppool.pool
         scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, pair_draw), ppool, source, seed,
                              strength=strength)
-        check = redraw.check_drawn(scene, source)
+        check = redraw.check_drawn(scene, source, perceptible=perceptible)
         if not check.reasons:
             if rejected:  # the record changes the rows only, not the pixels checked
                 fields = {**scene.pair.row_fields, redraw.ROW_FIELD: rejected}
