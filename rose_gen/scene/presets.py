@@ -273,7 +273,9 @@ def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_siz
     Candidates are the source's own ``companions(pair)`` when it has that hook (EmojiStyle:
     the identity by a third vendor), and orientations (drawn with ``source.orient``) of the
     pool entries that contain ``pair.majority`` on either side, whose majority is
-    ``pair.majority`` and whose target is new. A candidate is accepted when its majority tile is pixel-identical to
+    ``pair.majority`` and whose target is new, each redrawn as the scene draws its pair when
+    the source has the ``in_scene(candidate, pair)`` hook (ChineseGlyph: in the scene's face,
+    verified there). A candidate is accepted when its majority tile is pixel-identical to
     the scene's and its target is visible, with the margin of :data:`COMPANION_VISIBILITY`,
     against the majority and against the first target.
     """
@@ -289,6 +291,9 @@ def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_siz
             cand = source.orient(entry, rng)
             if cand.majority == pair.majority and cand.target not in (pair.target, pair.majority):
                 found.setdefault(cand.target, cand)
+    in_scene = getattr(source, "in_scene", None)  # optional hook: draw a candidate as the scene draws its pair
+    if in_scene is not None:
+        found = {t: c for t, c in ((t, in_scene(c, pair)) for t, c in sorted(found.items())) if c is not None}
     if not found:
         return None
     names = sorted(found)
