@@ -53,7 +53,16 @@ def test_a_failing_bootstrap_is_reported_not_raised_elsewhere(monkeypatch, items
 
 
 def test_the_cli_names_a_failed_helper_bootstrap(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(bootstrap, "scene_bootstrap", lambda *a, **k: os._exit(9))
+    parent = os.getpid()
+
+    def die_in_the_helper(*args, **kwargs):
+        # Ends the forked helper only: had the helper not forked (threads running), os._exit
+        # would end the test process itself, the whole suite with it.
+        if os.getpid() == parent:
+            raise AssertionError("the bootstrap ran in the test process: the helper did not fork")
+        os._exit(9)
+
+    monkeypatch.setattr(bootstrap, "scene_bootstrap", die_in_the_helper)
     monkeypatch.delenv(SERIAL_ENV, raising=False)
     out = tmp_path / "o"
     assert main(["--dataset_root", str(TINY), "--predictions", str(TINY / "predictions_test.jsonl"),

@@ -46,7 +46,8 @@ BAD = [
     (["seed=abc"], "seed"),
     (["seed=-1"], "seed must be a non-negative"),
     (["workers=0"], "workers must be at least 1"),
-    (["profile=huge"], "unknown profile 'huge'; known: mini, v0_1"),
+    (["profile=huge"], "unknown profile 'huge'; known: "
+     + ", ".join(sorted(p.stem for p in (Path(__file__).parents[3] / "conf" / "profile").glob("*.yaml")))),
     (["subset.glyph.scenez=3"], "unknown config key 'subset.glyph.scenez'"),
     (["subsets=[nope]"], "unknown subset 'nope'"),
     (["render.png_compress_level=12"], "png_compress_level must be 0..9"),
