@@ -110,6 +110,10 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--lenient_answers", action="store_true",
                         help="score prediction rows without raw_text, or with a non-string "
                              "one, as the public v0.1 evaluator does (default: refused)")
+    parser.add_argument("--controls_predictions", type=Path, default=None,
+                        help="predictions for the release's interface-control items (analysis/controls/); "
+                             "control item ids in --predictions are used too. Scored only for the "
+                             "interface_controls analysis: the public outputs are those of the main items")
     return parser
 
 
@@ -165,6 +169,8 @@ def _evaluate(args: argparse.Namespace,
 
     predictions_path = args.predictions.expanduser().resolve()
     prediction_records = read_predictions(predictions_path)
+    controls = control_run(args, prediction_records)
+    prediction_records = [rec for rec in prediction_records if str(rec.row.get("item_id")) not in controls.metadata]
     if not args.lenient_answers:
         check_predictions(prediction_records)
     predictions = index_by_item_id(prediction_records, role="predictions")
@@ -215,7 +221,10 @@ def _evaluate(args: argparse.Namespace,
 
         summary["analyses"] = run_analyses(eval_rows, metadata_rows, seed=args.seed,
                                            n_boot=args.n_boot, paper=summary["paper_metrics"],
-                                           computed=computed)
+                                           computed=computed,
+                                           dataset_root=args.dataset_root or metadata_path.parent,
+                                           split=args.split,
+                                           controls=controls.score(model, args.near_miss_l1))
 
     out_dir = args.out_dir.expanduser().resolve()
     try:
@@ -226,6 +235,55 @@ def _evaluate(args: argparse.Namespace,
         raise InputError(f"cannot write the outputs: {exc.strerror or exc}", out_dir,
                          "choose a writable --out_dir") from None
     return summary, failures(summary.get("analyses", {})), coverage
+
+
+class ControlRun:
+    """The interface-control rows of the release and the predictions that answer them."""
+
+    def __init__(self, metadata: dict[str, Record], predictions: dict[str, Record]) -> None:
+        self.metadata, self.predictions = metadata, predictions
+
+    def score(self, model: str, near_miss_l1: int) -> list[dict[str, Any]]:
+        """Scored control items (each with its ``control`` and ``source_item_id``), sorted by id."""
+        matched = self.metadata.keys() & self.predictions.keys()
+        rows = score_records(matched, self.metadata, self.predictions, model=model, near_miss_l1=near_miss_l1)
+        for row in rows:
+            meta = self.metadata[row["item_id"]].row
+            row["control"], row["source_item_id"] = meta.get("control"), meta.get("source_item_id")
+        return rows
+
+
+def control_run(args: argparse.Namespace, main_predictions: Sequence[Record]) -> ControlRun:
+    """The release's control rows (``--dataset_root``) and their predictions: those in the main
+    predictions whose ids are control items, then ``--controls_predictions``. InputError when
+    control predictions are given for a release without control rows, or match none."""
+    from rose_eval.controls import present_controls, read_control_rows
+
+    root = args.dataset_root.expanduser().resolve() if args.dataset_root is not None else None
+    present = present_controls(root, args.split) if args.metadata is None else ()
+    extra = args.controls_predictions
+    if not present:
+        if extra is not None:
+            raise InputError(f"--controls_predictions given, but the release has no interface-control rows for "
+                             f"{args.split}", root or args.metadata,
+                             "point --dataset_root at a release generated with export.controls")
+        return ControlRun({}, {})
+    rows = [rec for control in present for rec in read_control_rows(root, control, args.split)]
+    check_metadata(rows)
+    metadata = index_by_item_id(rows, role="control metadata")
+    records = [rec for rec in main_predictions if str(rec.row.get("item_id")) in metadata]
+    if extra is not None:
+        path = extra.expanduser().resolve()
+        own = read_predictions(path)
+        unknown = [str(rec.row.get("item_id")) for rec in own if str(rec.row.get("item_id")) not in metadata]
+        if unknown:
+            raise InputError(f"{len(unknown)} control predictions match no control row (first: "
+                             f"{', '.join(unknown[:3])})", path,
+                             "pass the rose-run output of this release's control items (--controls)")
+        records += own
+    if not args.lenient_answers:
+        check_predictions(records)
+    return ControlRun(metadata, index_by_item_id(records, role="control predictions"))
 
 
 def run_subcommand(name: str, argv: Sequence[str]) -> int:

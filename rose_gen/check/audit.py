@@ -46,6 +46,7 @@ from rose_eval.vocab import SPLITS, ordered_subsets
 from rose_gen.assets import shortcuts as sc
 from rose_gen.assets.pixel import pool as pixel_pool
 from rose_gen.assets.visibility import aligned, scene_visibility
+from rose_gen.check.guessability import guessability
 from rose_gen.render.compose import tile_margin
 from rose_gen.render.degrade import placements_of
 from rose_gen.scene.presets import ROW_FIELD
@@ -282,7 +283,8 @@ def audit_release(root: Path) -> dict[str, Any]:
     root = Path(root)
     if not root.is_dir():
         raise AuditError(f"{root} is not a directory; pass a release folder")
-    scenes = scene_rows_of(read_release_rows(root))
+    rows = read_release_rows(root)
+    scenes = scene_rows_of(rows)
     if not scenes:
         raise AuditError(f"{root}: no {SCENE_TEMPLATE} rows; nothing to audit")
     by_subset: dict[str, list[Mapping[str, Any]]] = {}
@@ -316,6 +318,7 @@ def audit_release(root: Path) -> dict[str, Any]:
         "standard_majority_mismatch": mismatched,
         "standard_limits": [limit.describe() for limit in sc.STANDARD_LIMITS],
         "standard_limits_broken": broken,
+        "guessability": guessability(rows),
         "ok": standard_flagged == 0 and mismatched == 0,
     }
 

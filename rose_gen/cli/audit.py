@@ -1,4 +1,6 @@
-"""``rose-audit <release>``: per-subset pair similarity, distinct assets, reuse and invisible exceptions.
+"""``rose-audit <release>``: pair similarity, distinct assets, reuse, invisible exceptions, guessability.
+
+Answer guessability (rose_gen/check/guessability.py) is reported and warned about, never the exit status.
 
 Writes ``<release>.audit.json`` beside the release (or ``--out``) and prints a table. Exit status 0
 when the audit is clean or only non-standard scenes have flagged exceptions, 1 when a
@@ -16,6 +18,7 @@ from pathlib import Path
 from rose_eval.atomic import write_atomic
 from rose_eval.cli.args import OneLineParser
 from rose_gen.check.audit import AuditError, audit_release, audit_table, default_audit_path
+from rose_gen.check.guessability import guessability_table
 
 
 def _parser() -> OneLineParser:
@@ -53,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"scene(s) with non-identical majorities; wrote {out}")
     for broken in record["standard_limits_broken"]:
         print(f"rose-audit: standard limit exceeded: {broken}")
+    print(guessability_table(record["guessability"]))
     failed = not record["ok"] or (args.strict and (flagged > 0 or bool(record["standard_limits_broken"])))
     return 1 if failed else 0
 
