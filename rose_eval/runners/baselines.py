@@ -1,4 +1,4 @@
-"""Built-in solvers that answer without a model: ``oracle``, ``random``, ``cv`` and ``prior``.
+"""Built-in solvers that answer without a model: ``oracle``, ``random``, ``cv``, ``prior`` and ``robust``.
 
 A solver is made from a :class:`SolverContext` (the run's seed, release folder and scored
 split) and answers one item with a raw answer string. They
@@ -109,3 +109,16 @@ def prior(ctx: SolverContext) -> Solver:
     from rose_eval.runners.prior import prior_solver
 
     return prior_solver(ctx)
+
+
+@SOLVERS.register("robust")
+def robust(ctx: SolverContext) -> Solver:
+    """The solvability reference: periodicity grid, jitter-tolerant cell alignment, count-free
+    separation (:mod:`rose_eval.runners.robust_solver`); reads only the image and the prompt."""
+    from rose_eval.runners.robust_solver import solve_robust
+
+    def solve(item: DatasetItem) -> str:
+        prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
+        return solve_robust(item.image_path, prompt)
+
+    return solve

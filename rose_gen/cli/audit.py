@@ -51,13 +51,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(audit_table(record))
     flagged = sum(s["flagged"] for s in record["subsets"].values())
+    imperceptible = sum(s["imperceptible"] for s in record["subsets"].values())
     print(f"rose-audit: {record['scenes']} scenes, {flagged} flagged exception(s) "
           f"({record['standard_flagged']} in standard scenes), {record['standard_majority_mismatch']} standard "
           f"scene(s) with non-identical majorities; wrote {out}")
+    for name, s in record["subsets"].items():
+        if s["imperceptible"]:
+            print(f"rose-audit: {name}: {s['imperceptible']} exception(s) in {s['imperceptible_scenes']} scene(s) "
+                  f"fail the perceptibility rule (stand out less than {s['perceptibility_margin']:g}x the "
+                  "majority's own variation)")
+    for note in record.get("preset_notes", []):
+        print(f"rose-audit: preset: {note}")
     for broken in record["standard_limits_broken"]:
         print(f"rose-audit: standard limit exceeded: {broken}")
     print(guessability_table(record["guessability"]))
-    failed = not record["ok"] or (args.strict and (flagged > 0 or bool(record["standard_limits_broken"])))
+    failed = not record["ok"] or (args.strict and (flagged > 0 or imperceptible > 0 or bool(record["standard_limits_broken"])))
     return 1 if failed else 0
 
 

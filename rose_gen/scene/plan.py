@@ -278,6 +278,7 @@ class SubsetDraws:
     pool: PresetPool
     splits: tuple[str, ...]
     cut: float | None
+    perceptible: bool = True  # apply the perceptibility rule (False: the visibility measure alone, as before it)
 
     @classmethod
     def build(cls, plan: SubsetPlan, seed: int, source: VisualSource,
@@ -294,21 +295,25 @@ class SubsetDraws:
         """Scene ``k`` (1-based), redrawn until its exceptions are visible as rendered (unranked)."""
         if not 1 <= k <= self.plan.n_scenes:
             raise PlanError(f"{self.plan.subset}: scene index {k} outside 1..{self.plan.n_scenes}")
-        return _drawn_scene(self.plan, self.seed, k, self.pool, self.source, self.splits[k - 1], self.cut)
+        return _drawn_scene(self.plan, self.seed, k, self.pool, self.source, self.splits[k - 1], self.cut,
+                            self.perceptible)
 
 
 def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source: VisualSource, split: str,
-                 cut: float | None) -> DrawnScene:
+                 cut: float | None, perceptible: bool = True) -> DrawnScene:
     """Scene k with the preset applied, redrawn until its exceptions are visible as rendered.
 
     See :mod:`rose_gen.scene.redraw`: draw 0 is the subset's pair order; later draws take spare
     pairs of the band, then of the whole pool. Rejected draws are recorded on the rows.
     """
     rejected: list[dict[str, Any]] = []
+    softenable = plan.preset.jitter.enabled or plan.preset.degrade.enabled
     for draw in range(redraw.MAX_DRAWS):
-        pool = ppool.band if draw < redraw.BAND_DRAWS else ppool.pool
-        scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, draw), ppool, source, seed)
-        check = redraw.check_drawn(scene, source)
+        strength, pair_draw = redraw.softening(draw, softenable)  # softened draws reuse the first pairs
+        pool = ppool.band if pair_draw < redraw.BAND_DRAWS else ppool.pool
+        scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, pair_draw), ppool, source, seed,
+                             strength=strength)
+        check = redraw.check_drawn(scene, source, perceptible=perceptible)
         if not check.reasons:
             if rejected:  # the record changes the rows only, not the pixels checked
                 fields = {**scene.pair.row_fields, redraw.ROW_FIELD: rejected}

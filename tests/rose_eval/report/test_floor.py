@@ -19,12 +19,14 @@ def _section(page: str, anchor: str) -> str:
 
 
 def _row_cells(section: str, label: str) -> list[str]:
+    labels = []
     for row in re.findall(r"<tr>(.*?)</tr>", section, re.S):
         cells = [html.unescape(re.sub(r"<[^>]+>", "", c)).strip()
                  for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
-        if cells and cells[0] == label:
+        if cells and cells[0].split(" [")[0] == label:  # a run's name may carry a [mark]
             return cells
-    raise AssertionError(f"no row {label!r}")
+        labels.append(cells[0] if cells else "")
+    raise AssertionError(f"no row {label!r} among {labels} ({re.findall(r'class=.note.>(.*?)<', section)})")
 
 
 def test_every_run_has_its_floor_and_a_reference_is_not_ranked(report_inputs: ReportInputs, tmp_path: Path):

@@ -1,0 +1,308 @@
+"""The ``robust`` baseline: a solvability reference that tolerates the presets' jitter and degradation.
+
+It reads only the image and the prompt, like ``cv``, and differs where ``cv`` is brittle:
+
+1. Grid from periodicity (:mod:`rose_eval.runners.robust_grid`): autocorrelation at every
+   candidate cell size, so per-cell jitter and JPEG do not move the cell size.
+2. Cells at a working size (``cv_grid.work_tiles``: box-downsampled, slightly blurred).
+   The background colour is the median of the cells' frame bands (the margin along a
+   cell's edges that never holds content). A cue outline lies in that band and is found
+   there (``cv_highlight.find_highlight`` on the band pixels alone); a tint is undone by
+   ``cv_highlight.untint_highlight``.
+3. Descriptor: each cell's ink box (pixels clearly off the background, inside the frame
+   band) is cropped and resampled to ``NORM_PX`` square, which cancels the preset's
+   per-cell scale and offset. The majority template is the per-pixel median of all cells;
+   every cell is then aligned to it by a shift search of up to ``SHIFT_PX`` px, and the
+   template is re-taken from the aligned cells.
+4. Distance: the largest locally pooled colour difference from the template at the best
+   shift (a small edit stays, JPEG noise is pooled away), as a ratio to the scene's own
+   majority-to-majority spread.
+5. Separation without the count: cells above the widest gap in the sorted distances, where
+   the gap's lower side stands clear of the robust centre by ``GAP_MAD_FACTOR`` robust
+   deviations (MAD) and ``MIN_SEPARATION`` (thresholds tuned on dev splits only).
+6. Answer: the prompt's region and mode (``cv_prompt.parse_task``), the formal string.
+
+Hot loops are numpy over all cells at once (bilinear crop-resize by gathers, shifts by slices).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from scipy.ndimage import uniform_filter
+
+from rose_eval.formal import formal_answer
+from rose_eval.runners.cv_grid import Grid, load_rgb, work_tiles
+from rose_eval.runners.cv_highlight import edge_band, find_highlight, untint_highlight
+from rose_eval.runners.cv_prompt import CVError, Span, TaskText, parse_task
+from rose_eval.runners.robust_grid import locate_grid
+
+MIN_SCALE = 0.85  # jitter searched: content scaled MIN_SCALE..1 (extreme preset: 0.85) ...
+MAX_OFFSET = 0.08  # ... and moved by up to this share of the cell (extreme: 0.08)
+POOL_MIN_PX = 3  # local pooling of the difference map (px at the working size), at least
+TEMPLATE_ROUNDS = 1  # re-takes of the majority template from aligned majority cells
+MIN_TEMPLATE_CELLS = 5  # ... from at least this many cells
+# Separation (tuned on dev splits of standard/hard/extreme releases; see bench/bench_robust.py).
+GAP_MAD_FACTOR = 6.0
+MIN_SEPARATION = 12.0  # pooled 0-255 difference an exception clears above the centre
+FRAME_FRACTION, FRAME_MIN_PX, FRAME_MAX_PX = 0.05, 2, 5  # the renderer's clear frame band per cell
+
+
+@dataclass(frozen=True)
+class RobustReading:
+    """What the robust solver saw in one image."""
+
+    grid: Grid
+    distance: np.ndarray  # (rows, cols)
+    exceptions: np.ndarray  # (rows, cols) bool
+    highlight: Span | None
+
+
+def frame_px(cell: int) -> int:
+    """Width of the band along a cell's edges that never holds content (at ``cell`` px)."""
+    return max(FRAME_MIN_PX, min(FRAME_MAX_PX, int(round(cell * FRAME_FRACTION))))
+
+
+def background_colour(tiles: np.ndarray, band: int) -> np.ndarray:
+    """(3,) median colour of every cell's frame band (tiles in layout (rows, y, cols, x, 3))."""
+    c = tiles.shape[1]
+    edge = np.zeros(c, dtype=bool)
+    edge[:band] = edge[c - band:] = True
+    ring = edge[:, None] | edge[None, :]
+    pixels = tiles.transpose(0, 2, 1, 3, 4)[:, :, ring]  # (rows, cols, n_ring, 3)
+    return np.median(pixels.reshape(-1, 3), axis=0)
+
+
+def resize_square(image: np.ndarray, size: int) -> np.ndarray:
+    """(3, size, size) bilinear resample of a channel-first square image (3, c, c), pixel-centre aligned."""
+    c = image.shape[1]
+    if size == c:
+        return image
+    pos = np.clip((np.arange(size) + 0.5) * (c / size) - 0.5, 0.0, c - 1.0)
+    low = np.minimum(np.floor(pos).astype(np.int64), c - 2)
+    w = (pos - low).astype(np.float32)
+    rows = image[:, low] * (1 - w)[None, :, None] + image[:, low + 1] * w[None, :, None]
+    return rows[:, :, low] * (1 - w)[None, None, :] + rows[:, :, low + 1] * w[None, None, :]
+
+
+def placed(template: np.ndarray, background: np.ndarray, size: int, dy: int, dx: int) -> np.ndarray:
+    """The template scaled to ``size`` px and pasted at the cell centre moved by (dy, dx), as the
+    renderer's jitter places a cell's content; (3, c, c)."""
+    c = template.shape[1]
+    scaled = resize_square(template, size)
+    canvas = np.empty_like(template)
+    canvas[...] = background[:, None, None]
+    top, left = (c - size) // 2 + dy, (c - size) // 2 + dx
+    y0, x0, y1, x1 = max(top, 0), max(left, 0), min(top + size, c), min(left + size, c)
+    canvas[:, y0:y1, x0:x1] = scaled[:, y0 - top:y1 - top, x0 - left:x1 - left]
+    return canvas
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Best jitter hypothesis per cell: content size and offset, and the distance there."""
+
+    size: np.ndarray  # (K,) int
+    dy: np.ndarray  # (K,) int
+    dx: np.ndarray  # (K,) int
+    distance: np.ndarray  # (K,) float
+
+
+def ink_moments(cells: np.ndarray, background: np.ndarray, band: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell (cells (3, K, c, c)): ink-mass centroid y, x and spatial spread (rms radius)."""
+    c = cells.shape[2]
+    mass = np.abs(cells - background[:, None, None, None]).max(axis=0)
+    mass[:, :band] = mass[:, c - band:] = 0.0
+    mass[:, :, :band] = mass[:, :, c - band:] = 0.0
+    total = np.maximum(mass.sum(axis=(1, 2)), 1e-6)
+    idx = np.arange(c, dtype=np.float32)
+    py, px = mass.sum(axis=2) / total[:, None], mass.sum(axis=1) / total[:, None]
+    cy, cx = py @ idx, px @ idx
+    spread = np.sqrt(py @ idx**2 - cy**2 + px @ idx**2 - cx**2)
+    return cy, cx, spread
+
+
+def initial_offsets(cells: np.ndarray, template: np.ndarray, background: np.ndarray, band: int,
+                    size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(dy, dx) per cell for content of ``size`` px: the offset that puts the template's ink
+    centroid, scaled about the cell centre, on the cell's."""
+    c = cells.shape[2]
+    cy, cx, _ = ink_moments(cells, background, band)
+    ty, tx, _ = (float(v[0]) for v in ink_moments(template[:, None], background, band))
+    centre, real = (c - 1) / 2.0, size / c
+    limit = max_shift(c)
+    dy = np.rint(cy - (centre + real * (ty - centre))).astype(np.int64)
+    dx = np.rint(cx - (centre + real * (tx - centre))).astype(np.int64)
+    return np.clip(dy, -limit, limit), np.clip(dx, -limit, limit)
+
+
+def min_size(c: int) -> int:
+    """Smallest content size searched at cell size ``c``."""
+    return max(1, int(np.floor(MIN_SCALE * c)))
+
+
+def size_range(c: int) -> range:
+    """Content sizes searched against a template at cell size ``c``: MIN_SCALE..1/MIN_SCALE of it
+    (the template itself may be a scaled-down cell)."""
+    return range(min_size(c), int(np.ceil(c / MIN_SCALE)) + 1)
+
+
+def max_shift(c: int) -> int:
+    """Largest content offset searched at cell size ``c`` (px, each axis)."""
+    return max(1, int(round(MAX_OFFSET * c)))
+
+
+def difference_score(diff: np.ndarray, pool: int) -> np.ndarray:
+    """(K,) score of per-pixel differences (K, h, w): the largest locally pooled difference."""
+    k = diff.shape[0]
+    return uniform_filter(diff, size=(1, pool, pool), mode="nearest").reshape(k, -1).max(axis=1)
+
+
+def best_placement(cells: np.ndarray, template: np.ndarray, background: np.ndarray, band: int,
+                   pool: int, sizes: range) -> Placement:
+    """Each cell against the template at every content size, at the centroid-matched offset and
+    the eight around it."""
+    k, c = cells.shape[1], cells.shape[2]
+    inner = slice(band, c - band)
+    core = cells[:, :, inner, inner]
+    limit = max_shift(c)
+    models: dict[tuple[int, int, int], np.ndarray] = {}
+    dist = np.full(k, np.inf, dtype=np.float32)
+    size, dys, dxs = np.full(k, c), np.zeros(k, np.int64), np.zeros(k, np.int64)
+    for h_size in sizes:
+        dy0, dx0 = initial_offsets(cells, template, background, band, h_size)
+        for ddy in (0, -1, 1):
+            for ddx in (0, -1, 1):
+                hy = np.clip(dy0 + ddy, -limit, limit)
+                hx = np.clip(dx0 + ddx, -limit, limit)
+                keys = list(zip(hy.tolist(), hx.tolist(), strict=True))
+                for key in set(keys):
+                    if (h_size, *key) not in models:
+                        models[(h_size, *key)] = placed(template, background, h_size, *key)[:, inner, inner]
+                model = np.stack([models[(h_size, *key)] for key in keys], axis=1)
+                channel = np.abs(core - model)
+                diff = np.maximum(np.maximum(channel[0], channel[1]), channel[2])
+                score = difference_score(diff, pool)
+                better = score < dist
+                dist = np.where(better, score, dist)
+                size, dys, dxs = np.where(better, h_size, size), np.where(better, hy, dys), np.where(better, hx, dxs)
+    return Placement(size, dys, dxs, dist)
+
+
+def cell_distances(tiles: np.ndarray, work: Grid) -> np.ndarray:
+    """(rows, cols) distance of every cell to the majority at its best jitter placement.
+
+    The first template is the per-pixel median of all cells (blurred by the jitter); it is
+    re-taken from the majority-like cells found at full size, moved back by their offsets.
+    """
+    rows, c, cols = tiles.shape[:3]
+    band = max(1, frame_px(c))
+    pool = max(POOL_MIN_PX, c // 12)
+    background = background_colour(tiles, band)
+    cells = np.ascontiguousarray(tiles.transpose(4, 0, 2, 1, 3)).reshape(3, rows * cols, c, c)
+    template = np.median(cells, axis=1)  # content at a middling scale: search larger sizes too
+    found = best_placement(cells, template, background, band, pool, size_range(c))
+    for _ in range(TEMPLATE_ROUNDS):
+        # The new template: majority-like cells at the largest content size among them, moved back.
+        majority = found.distance <= np.median(found.distance)
+        sizes = np.sort(found.size[majority])[::-1]
+        top = sizes[min(MIN_TEMPLATE_CELLS, sizes.size) - 1]
+        keep = majority & (found.size >= top)
+        moved = [np.roll(cells[:, i], (-int(found.dy[i]), -int(found.dx[i])), axis=(1, 2)) for i in np.flatnonzero(keep)]
+        template = np.median(np.stack(moved, axis=1), axis=1)
+        found = best_placement(cells, template, background, band, pool, size_range(c))
+    return found.distance.reshape(rows, cols)
+
+
+def separate(dist: np.ndarray) -> np.ndarray:
+    """Exception cells: above the widest gap in the sorted distances, clear of the robust centre."""
+    flat = np.sort(dist.ravel())[::-1]
+    centre = float(np.median(flat))
+    mad = float(np.median(np.abs(flat - centre))) * 1.4826
+    floor = centre + max(GAP_MAD_FACTOR * mad, MIN_SEPARATION)
+    top = flat[: max(1, flat.size // 2) + 1]
+    gaps = top[:-1] - top[1:]
+    eligible = top[:-1] > floor
+    if not eligible.any():
+        return np.zeros_like(dist, dtype=bool)
+    k = int(np.argmax(np.where(eligible, gaps, -np.inf))) + 1
+    return dist > (flat[k - 1] + flat[k]) / 2.0
+
+
+def read_robust(rgb: np.ndarray, highlighted: bool) -> RobustReading:
+    """Grid, distances, exceptions and (with ``highlighted``) the cue's rectangle of an image."""
+    grid = locate_grid(rgb)
+    tiles, work = work_tiles(rgb, grid)
+    span = None
+    if highlighted:
+        span, tiles = find_cue(tiles, work)
+    dist = cell_distances(tiles, work)
+    return RobustReading(grid=grid, distance=dist, exceptions=separate(dist), highlight=span)
+
+
+def find_cue(tiles: np.ndarray, work: Grid) -> tuple[Span, np.ndarray]:
+    """The highlighted rectangle: an outline in the frame bands, else a tint (undone in the tiles)."""
+    c = work.cell
+    band = max(1, frame_px(c))
+    background = background_colour(tiles, band)
+    diff = np.abs(tiles - background).max(axis=4)  # (rows, c, cols, c)
+    edge = np.zeros(c, dtype=bool)
+    edge[:band] = edge[c - band:] = True
+    in_band = (edge[:, None, None] | edge[None, None, :])[None]  # (1, c, 1, c)
+    diff = np.where(in_band, diff, 0.0).reshape(work.rows * c, work.cols * c)
+    try:
+        span, _ = find_highlight(diff, work)
+        return span, tiles
+    except CVError:
+        span, untinted = untint_highlight(tiles, work)
+        # Blur and JPEG smear the tint's edge: restore the frame band there from the background.
+        mask = edge_band(span, work, max(2, c // 12), (work.rows * c, work.cols * c))
+        flat = untinted.reshape(work.rows * c, work.cols * c, 3)
+        flat[mask] = background
+        return span, untinted
+
+
+def answer_region(task: TaskText, grid: Grid, highlight: Span | None) -> np.ndarray:
+    """(rows, cols) cells the task asks about."""
+    region = np.ones((grid.rows, grid.cols), dtype=bool)
+    if highlight is not None:
+        region &= highlight.mask(grid.rows, grid.cols)
+    if task.include is not None:
+        region &= task.include.mask(grid.rows, grid.cols)
+    if task.exclude is not None:
+        region &= ~task.exclude.mask(grid.rows, grid.cols)
+    return region
+
+
+_LOCK = threading.Lock()
+_PATH_LOCKS: dict[tuple[str, int, int, bool], threading.Lock] = {}
+
+
+@lru_cache(maxsize=256)
+def _read_file(path: str, mtime_ns: int, size: int, highlighted: bool) -> RobustReading:
+    return read_robust(load_rgb(path), highlighted)
+
+
+def read_robust_file(path: Path | str, highlighted: bool) -> RobustReading:
+    """:func:`read_robust` of a file, cached by path and stat (a base image serves four tasks)."""
+    resolved = Path(path).resolve()
+    stat = resolved.stat()
+    key = (str(resolved), stat.st_mtime_ns, stat.st_size, highlighted)
+    with _LOCK:
+        lock = _PATH_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        return _read_file(*key)
+
+
+def solve_robust(image_path: Path | str, prompt: str) -> str:
+    """The formal answer for one item from its image file and prompt text."""
+    task = parse_task(prompt)
+    reading = read_robust_file(image_path, task.highlighted)
+    rows, cols = np.nonzero(reading.exceptions & answer_region(task, reading.grid, reading.highlight))
+    cells = [(int(r) + 1, int(c) + 1) for r, c in zip(rows, cols, strict=True)]
+    return formal_answer(task.mode, cells, count=len(cells))
+
