@@ -51,6 +51,7 @@ from rose_eval.analyses.precision import (
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.percent import percent_text
 from rose_eval.provenance import read_provenance
+from rose_eval.vocab import CONTROL_ORDER
 
 PER_ITEM_FILE = "per_item_eval.jsonl"
 RANK_METRIC = "table1/Avg. PASS"
@@ -101,7 +102,7 @@ class EvaluatedRun:
     @property
     def control(self) -> str | None:
         """The control the run is (a blank-image run, control rows), None for a standard run."""
-        return ((self.provenance or {}).get("run") or {}).get("control")
+        return ((self.provenance or {}).get("run") or {}).get("control") or _item_control(self.items)
 
     @property
     def benchmark_changes(self) -> tuple[str, ...]:
@@ -117,6 +118,12 @@ class EvaluatedRun:
             return f"benchmark changed: {'; '.join(self.benchmark_changes)}"
         return None
 
+
+def _item_control(items: Sequence[Mapping[str, Any]]) -> str | None:
+    """Control rows scored as items (item ids ``<source>__<control>`` for a control of
+    ``vocab.CONTROL_ORDER``), else None. Bridge ids (``__GCLK``, ``__MLC``) are not controls."""
+    names = {str(i["item_id"]).rsplit("__", 1)[-1] for i in items}
+    return "+".join(c for c in CONTROL_ORDER if c in names) or None
 
 
 def read_per_item(eval_dir: Path) -> list[dict[str, Any]]:
