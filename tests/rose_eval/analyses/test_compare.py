@@ -210,3 +210,15 @@ def test_out_is_written_with_the_mode_of_an_ordinary_file(tmp_path, capsys):
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
     assert json.loads(out.read_text(encoding="utf-8"))["leaderboard"]
 
+
+
+def test_bridge_items_do_not_make_a_run_a_control(tmp_path: Path):
+    """Bridge ids end in __GCLK/__MLC too; only the interface controls' names mark a control run."""
+    from rose_eval.analyses.compare import EvaluatedRun
+
+    def run(*ids: str) -> EvaluatedRun:
+        return EvaluatedRun("m", tmp_path, tuple({"item_id": i} for i in ids), None)
+
+    assert run("a_T1", "a_T3__GCLK", "a_T2__MLC").not_standard is None
+    assert run("a_T1", "a_T1__text_only").not_standard == "control: text_only"
+    assert run("a_T1__coords_given", "a_T2__exceptions_given").control == "coords_given+exceptions_given"
