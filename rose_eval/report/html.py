@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rose_eval import __version__
+from rose_eval.coverage import Coverage
 from rose_eval.report import floor, gallery, sections
 from rose_eval.report.controls import controls_section
 from rose_eval.report.htmlkit import Html, el, page
@@ -79,6 +80,24 @@ def _header(runs: Sequence[ReportRun], config: ReportConfig) -> list[Html]:
             el("nav", [el("a", label, href=f"#{anchor}") for anchor, label in toc], class_="toc")]
 
 
+def _provenance_note(run: ReportRun) -> Html:
+    """Where the run's numbers come from and how much they cover (its provenance.json)."""
+    record = run.provenance
+    if not record:
+        return el("p", "No provenance.json: an evaluation by an older rose-eval; coverage and "
+                  "release identity unknown (re-run rose-eval).", class_="note warn")
+    cov = Coverage(int(record["coverage"]["scored"]), int(record["coverage"]["expected"]),
+                   tuple(record["coverage"]["absent_subsets"]), int(record["coverage"]["endpoint_errors"]),
+                   int(record["coverage"]["truncated_at_max_tokens"]))
+    release = record.get("release") or {}
+    origin = (f"metadata rows sha256 {str(record['metadata']['rows_sha256'])[:12]}, release seed "
+              f"{release.get('seed')}" if release else
+              f"metadata rows sha256 {str(record['metadata']['rows_sha256'])[:12]} (no export_summary.json)")
+    toolkit = record.get("toolkit", {}).get("version")
+    return el("p", f"{cov.line()}; {origin}; scored by rose-eval {toolkit}.",
+              class_="note warn" if cov.gaps else "note")
+
+
 def build_report(config: ReportConfig) -> bytes:
     """The whole report as bytes. Raises ReportError on bad input."""
     runs = load_report_runs(config.eval_dirs)
@@ -109,7 +128,8 @@ def build_report(config: ReportConfig) -> bytes:
         _section("gallery", "Failure gallery", _gallery(runs, config)),
         _section("inputs", "Inputs", el("ul", [
             el("li", el("strong", run.name), f": {run.path} (model {run.summary.get('model')}, "
-               f"predictions {run.summary.get('predictions_jsonl')})") for run in runs]
+               f"predictions {run.summary.get('predictions_jsonl')})", _provenance_note(run))
+            for run in runs]
             + [el("li", el("strong", f"reference {ref.name}"), f": {ref.path}") for ref in references]),
             el("p", f"rose-eval {__version__} report; gallery seed {config.seed}; comparison "
                f"resamples {config.n_boot}.", class_="note")),
