@@ -99,6 +99,24 @@ def import_plugins(modules: Sequence[str]) -> None:
                               "package is installed") from None
 
 
+def check_source_options(config: GenConfig) -> None:
+    """Refuse ``source_options`` keys a subset's source does not read, before anything is drawn
+    (a misspelt key would otherwise fail in a worker after the progress bar, or be ignored).
+    Sources without ``option_keys`` (plug-ins may omit it) are not checked."""
+    from rose_gen.scene.plan import PlanError
+
+    import_plugins(config.plugins)
+    keys = {str(v.get("name")): k for k, v in (config.recorded.get("subset") or {}).items()
+            if isinstance(v, dict)}
+    for plan in config.plans:
+        known = getattr(SOURCES.get(plan.source), "option_keys", None)
+        unknown = sorted(set(plan.source_options) - set(known)) if known is not None else []
+        if unknown:
+            key = keys.get(plan.subset, plan.subset)
+            raise PlanError(f"subset.{key}.source_options: unknown key(s) {', '.join(unknown)} for source "
+                              f"{plan.source!r}; known: {', '.join(sorted(known))}")
+
+
 @dataclass(frozen=True)
 class SceneJob:
     """Scene ``k`` of ``config.plans[subset]``, to draw and render."""
@@ -290,6 +308,7 @@ def generate_release(config: GenConfig, *, progress: Progress | None = None) -> 
     from rose_gen.release.export import ReleaseWriter
     from rose_gen.release.folder import check_target
 
+    check_source_options(config)
     if config.shard is not None:
         return generate_shard(config, progress=progress)
     if config.output_dir is None:

@@ -58,6 +58,9 @@ class VisualSource(Protocol):
     - ``licences() -> list[dict]``: the same records under another name; read only when
       ``attribution`` is absent. A source with neither is listed as
       "assets of source <name>" with no licence declared.
+    - ``option_keys: frozenset[str]`` (an attribute): the ``source_options`` keys the source
+      reads. When present, rose-gen refuses any other key in one line before it draws
+      anything (:func:`rose_gen.release.pipeline.check_source_options`).
     """
 
     info: SourceInfo

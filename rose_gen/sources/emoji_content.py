@@ -123,6 +123,7 @@ class EmojiContentSource(EmojiPairSource):
     """The ROSE-EmojiContent visual source (see the module docstring)."""
 
     info = INFO
+    option_keys = frozenset(DEFAULT_OPTIONS)
     manifests = ("emoji_vendors", "emoji_style_identities", "emoji_content_pairs")
 
     def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:

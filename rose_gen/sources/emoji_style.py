@@ -165,6 +165,7 @@ class EmojiStyleSource(EmojiPairSource):
     """The ROSE-EmojiStyle visual source (see the module docstring)."""
 
     info = INFO
+    option_keys = frozenset(DEFAULT_OPTIONS)
     manifests = ("emoji_vendors", "emoji_style_identities")
 
     def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:

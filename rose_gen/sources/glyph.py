@@ -201,6 +201,7 @@ class GlyphSource:
     """The ROSE-ChineseGlyph visual source (see the module docstring)."""
 
     info = INFO
+    option_keys = frozenset(DEFAULT_OPTIONS)
 
     def pool(self, options: Mapping[str, Any]) -> Sequence[AssetPair]:
         """Verified pairs (one face each) in manifest order: best mining score first."""

@@ -101,6 +101,8 @@ class PixelPoolSource:
     atlases) and supplies ``_manifest_pool(kind)`` and ``_user_pool(opts)``.
     """
 
+    option_keys = KNOWN_POOL_OPTIONS
+
     manifests: tuple[str, ...] = ()
     fills_cell = True  # stretched edge to edge: rose_gen.render.compose insets every tile to keep the frame margin
 

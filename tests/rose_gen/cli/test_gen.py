@@ -62,6 +62,11 @@ BAD = [
     (["difficulty=nope"], "unknown difficulty 'nope'"),
     (["subset.glyph.layout.cell_size=[1]"], "cell_size must be [min, max]"),
     (["--verbose"], "unknown option --verbose"),
+    (["+subset.glyph.source_options.font_poool=pip"],
+     "subset.glyph.source_options: unknown key(s) font_poool for source 'glyph'; known: faces, font_pool"),
+    (["+subset.pixel_edit.source_options.sprite=[crawl]"],
+     "subset.pixel_edit.source_options: unknown key(s) sprite for source 'pixel_edit'"),
+    (["+subset.emoji_style.source_options.vendor=[noto]"], "subset.emoji_style.source_options: unknown key(s) vendor"),
 ]
 
 
