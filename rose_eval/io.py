@@ -26,9 +26,9 @@ METADATA_FIELDS = frozenset({
     "task_template", "task_mode", "region_type", "region_params", "region_case", "cue_type",
     "difficulty", "rows", "cols", "ground_truth_count", "ground_truth_clicks",
     "ground_truth_formal_answer", "all_target_cells", "target_cells", "region_target_cells",
-    "source_item_id", "source_click_item_id",
+    "source_item_id", "source_click_item_id", "control",
 })
-PREDICTION_FIELDS = frozenset({"item_id", "model", "raw_text", "error"})
+PREDICTION_FIELDS = frozenset({"item_id", "model", "raw_text", "error", "finish_reason"})
 # Harness hook: a VLMEvalKit result file is read as prediction rows (rose_eval.harness).
 RESULT_FILE_SUFFIXES = (".xlsx", ".tsv")
 JSONL_FIX = {

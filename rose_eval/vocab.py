@@ -46,6 +46,9 @@ TEMPLATE_NAMES: dict[str, frozenset[str]] = {
 
 BRIDGE_TEMPLATES: tuple[str, ...] = ("T1B_CLICK_GLOBAL", "T2B_COUNT_LOCAL_MATCHED")
 
+# The interface controls (rose_gen/tasks/controls.py), nested: each gives what the one before gives and more.
+CONTROL_ORDER: tuple[str, ...] = ("coords_given", "exceptions_given", "text_only")
+
 TEMPLATE_SHORT: dict[str, str] = {
     "T1_COUNT_GLOBAL": "G-Cnt",
     "T2_COUNT_LOCAL_NUMERIC": "L-Cnt",

@@ -24,7 +24,7 @@ scene bootstrap's, or the effective-n one where it degenerates:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ from rose_eval.analyses.precision import (
 )
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.percent import percent_text
+from rose_eval.provenance import read_provenance
 
 PER_ITEM_FILE = "per_item_eval.jsonl"
 RANK_METRIC = "table1/Avg. PASS"
@@ -83,11 +84,39 @@ class CompareError(Exception):
 
 @dataclass(frozen=True)
 class EvaluatedRun:
-    """One evaluation output folder: its model name and per-item records."""
+    """One evaluation output folder: its model name, per-item records and provenance.json
+    (None for an evaluation written before the sidecar existed)."""
 
     name: str
     path: Path
     items: tuple[dict[str, Any], ...]
+    provenance: Mapping[str, Any] | None = None
+
+    @property
+    def metadata_id(self) -> str | None:
+        """The digest of the metadata rows the run was scored on (None when unknown)."""
+        meta = (self.provenance or {}).get("metadata") or {}
+        return meta.get("rows_sha256")
+
+    @property
+    def control(self) -> str | None:
+        """The control the run is (a blank-image run, control rows), None for a standard run."""
+        return ((self.provenance or {}).get("run") or {}).get("control")
+
+    @property
+    def benchmark_changes(self) -> tuple[str, ...]:
+        """What the run changed about the benchmark (JPEG, downscaling, prompt order, ...)."""
+        return tuple(((self.provenance or {}).get("run") or {}).get("benchmark_changes") or ())
+
+    @property
+    def not_standard(self) -> str | None:
+        """Why the run is not a standard ROSE run, None when it is one."""
+        if self.control:
+            return f"control: {self.control}"
+        if self.benchmark_changes:
+            return f"benchmark changed: {'; '.join(self.benchmark_changes)}"
+        return None
+
 
 
 def read_per_item(eval_dir: Path) -> list[dict[str, Any]]:
@@ -118,19 +147,51 @@ def read_per_item(eval_dir: Path) -> list[dict[str, Any]]:
 
 
 def load_runs(eval_dirs: Sequence[Path]) -> list[EvaluatedRun]:
-    """Read every folder, name each run by its model (folder name on a clash)."""
+    """Read every folder; a run's one name is the model its provenance.json records (what
+    ``rose-eval --model`` set), else the per-item records' model (folder name on a clash)."""
     runs: list[EvaluatedRun] = []
     for eval_dir in eval_dirs:
         rows = read_per_item(eval_dir)
+        provenance = read_provenance(eval_dir)
         models = sorted({str(r.get("model")) for r in rows if r.get("model")})
-        name = models[0] if len(models) == 1 else eval_dir.name
-        runs.append(EvaluatedRun(name, eval_dir, tuple(rows)))
+        recorded = ((provenance or {}).get("run") or {}).get("model")
+        name = str(recorded) if recorded else models[0] if len(models) == 1 else eval_dir.name
+        runs.append(EvaluatedRun(name, eval_dir, tuple(rows), provenance))
     names = [run.name for run in runs]
     return [
         EvaluatedRun(f"{run.name} ({run.path.name})" if names.count(run.name) > 1 else run.name,
-                     run.path, run.items)
+                     run.path, run.items, run.provenance)
         for run in runs
     ]
+
+
+def check_same_metadata(runs: Sequence[EvaluatedRun]) -> None:
+    """All runs whose provenance is known must be scored on the same metadata rows."""
+    known = [run for run in runs if run.metadata_id]
+    for run in known[1:]:
+        if run.metadata_id != known[0].metadata_id:
+            raise CompareError(
+                f"{run.path}: scored on other metadata than {known[0].path} (rows sha256 "
+                f"{run.metadata_id[:12]} vs {known[0].metadata_id[:12]}, see provenance.json); "
+                "compare runs evaluated on the same release")
+
+
+def split_standard(runs: Sequence[EvaluatedRun], *, include_nonstandard: bool
+                   ) -> tuple[list[EvaluatedRun], list[tuple[EvaluatedRun, str]]]:
+    """(runs to rank, [(run set aside, why)]). Control and changed-benchmark runs are set
+    aside unless ``include_nonstandard``; then they are ranked under a marked name."""
+    ranked: list[EvaluatedRun] = []
+    aside: list[tuple[EvaluatedRun, str]] = []
+    for run in runs:
+        why = run.not_standard
+        if why is None:
+            ranked.append(run)
+        elif include_nonstandard:
+            name = run.name if run.name.endswith(f"[{why}]") else f"{run.name} [{why}]"
+            ranked.append(EvaluatedRun(name, run.path, run.items, run.provenance))
+        else:
+            aside.append((run, why))
+    return ranked, aside
 
 
 def check_same_items(runs: Sequence[EvaluatedRun]) -> None:

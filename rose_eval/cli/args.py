@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import sys
+import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -62,3 +64,23 @@ def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
         return value
     return parse
+
+
+def finite_float(text: str) -> float:
+    """An argparse type: a finite number (nan and inf are refused: JSON cannot carry them)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def http_url(text: str) -> str:
+    """An argparse type: an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1."""
+    parts = urllib.parse.urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"expected an http(s) URL with a host like "
+                                         f"http://127.0.0.1:8000/v1, got {text!r}")
+    return text.strip()

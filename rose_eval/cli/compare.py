@@ -18,9 +18,11 @@ from rose_eval.analyses.compare import (
     SUBSAMPLE_FRACTION,
     CompareError,
     check_same_items,
+    check_same_metadata,
     compare_runs,
     leaderboard_markdown,
     load_runs,
+    split_standard,
 )
 from rose_eval.analyses.power import DEFAULT_ALPHA, DEFAULT_POWER
 from rose_eval.atomic import write_atomic
@@ -46,6 +48,9 @@ def build_parser() -> OneLineParser:
                         help="family-wise error of the pairwise claims (Holm), default 0.05")
     parser.add_argument("--power", type=float, default=DEFAULT_POWER,
                         help="power of each pair's minimum detectable difference, default 0.8")
+    parser.add_argument("--include_controls", action="store_true",
+                        help="rank control and changed-benchmark runs beside standard runs "
+                             "(marked); by default they are set aside")
     return parser
 
 
@@ -63,6 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not 0 < args.alpha < 1 or not 0 < args.power < 1:
             raise CompareError("--alpha and --power must lie strictly between 0 and 1")
         runs = load_runs(args.eval_dirs)
+        check_same_metadata(runs)
+        runs, aside = split_standard(runs, include_nonstandard=args.include_controls)
+        for run, why in aside:
+            print(f"{PROG}: not ranked: {run.name} ({run.path}) is not a standard run ({why}); "
+                  "pass --include_controls to rank it beside the others", file=sys.stderr)
+        if len(runs) < 2:
+            raise CompareError(f"{len(runs)} standard run(s) left to rank; pass "
+                               "--include_controls to rank control runs")
         check_same_items(runs)
         result = compare_runs(runs, seed=args.seed, n_boot=args.n_boot,
                               subsample_fraction=args.subsample_fraction, alpha=args.alpha,

@@ -4,8 +4,13 @@ Writes the public v0.1 evaluator's eight files with identical content, adds the 
 under the ``analyses`` key of evaluation_summary.json (unless ``--no_analyses``) and prints
 a Markdown summary. Subcommands (``rose-eval compare ...``) are listed in SUBCOMMANDS.
 
+Every input row is checked before scoring (:mod:`rose_eval.validate`); every run prints its
+coverage on stderr (:mod:`rose_eval.coverage`) and writes ``provenance.json`` beside the
+eight files (:mod:`rose_eval.provenance`).
+
 Exit status: 0 done; 1 outputs written but an analysis failed (one stderr line per failed
-analysis); 2 bad input or arguments (one stderr line, nothing written).
+analysis), or ``--strict`` and the coverage has a gap; 2 bad input or arguments (one
+stderr line, nothing written).
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rose_eval import provenance as prov
 from rose_eval.aggregate import RunInfo, build_summary
 from rose_eval.analyses import failures
 from rose_eval.analyses.worker import BootstrapHelper
 from rose_eval.cli.args import EXIT_USAGE, OneLineParser, int_in
+from rose_eval.coverage import Coverage, measure
 from rose_eval.io import (
     METADATA_FIELDS,
     InputError,
@@ -36,11 +43,13 @@ from rose_eval.report.tables import display_model_name, write_outputs
 from rose_eval.score import score_parsed
 from rose_eval.split_rows import read_rows, resolve_split
 from rose_eval.truth import item_truth
+from rose_eval.validate import check_metadata, check_predictions
 
 PROG = "rose-eval"
 EXIT_ANALYSIS_FAILED = 1
 EXIT_INPUT_ERROR = EXIT_USAGE
-DEFAULT_REPO_ID = "sysuwyh357/ROSE-v0.1"
+EXIT_COVERAGE_GAP = 1  # --strict: outputs written, but the run does not cover its split cleanly
+DEFAULT_REPO_ID = prov.PUBLIC_REPO_ID
 # name -> module whose main(argv) -> int runs `rose-eval <name> ...`
 SUBCOMMANDS: dict[str, str] = {
     "compare": "rose_eval.cli.compare",
@@ -85,15 +94,26 @@ def build_parser() -> OneLineParser:
                         help="decimals in the LaTeX rows (0-50)")
     parser.add_argument("--near_miss_l1", type=int_in(0), default=1,
                         help="L1 radius for near-miss clicks (>= 0)")
-    parser.add_argument("--repo_id", type=str, default=DEFAULT_REPO_ID,
-                        help="recorded in the summary only (nothing is downloaded)")
+    parser.add_argument("--repo_id", type=str, default=None,
+                        help="recorded in the summary only (nothing is downloaded); default: "
+                             f"{DEFAULT_REPO_ID} for the public v0.1 metadata, else empty")
     parser.add_argument("--revision", type=str, default="", help="accepted and ignored")
     parser.add_argument("--seed", type=int_in(0), default=0,
                         help="seed of the bootstrap analyses (>= 0)")
     parser.add_argument("--n_boot", type=int_in(1, 1_000_000), default=10_000,
                         help="bootstrap resamples (1-1,000,000)")
     parser.add_argument("--no_analyses", action="store_true",
-                        help="write only the public evaluator's outputs")
+                        help="write only the public evaluator's outputs (and provenance.json)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when any item is unscored, a subset absent, an answer "
+                             "carries an endpoint error or was cut at max_tokens")
+    parser.add_argument("--lenient_answers", action="store_true",
+                        help="score prediction rows without raw_text, or with a non-string "
+                             "one, as the public v0.1 evaluator does (default: refused)")
+    parser.add_argument("--controls_predictions", type=Path, default=None,
+                        help="predictions for the release's interface-control items (analysis/controls/); "
+                             "control item ids in --predictions are used too. Scored only for the "
+                             "interface_controls analysis: the public outputs are those of the main items")
     return parser
 
 
@@ -117,8 +137,16 @@ def score_records(matched_ids: Sequence[str], metadata: dict[str, Record],
     return rows
 
 
-def evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
-    """Load, score, aggregate, analyse and write; returns (summary, failed analyses).
+def dataset_repo_id(args: argparse.Namespace, rows_sha256: str) -> str:
+    """--repo_id as given, else the public dataset's id only for its own metadata."""
+    if args.repo_id is not None:
+        return args.repo_id
+    return DEFAULT_REPO_ID if prov.public_dataset(rows_sha256) else ""
+
+
+def evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str], Coverage]:
+    """Load, check, score, aggregate, analyse and write; returns (summary, failed analyses,
+    coverage).
 
     Raises InputError for bad input (nothing is written then).
     """
@@ -131,15 +159,20 @@ def evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
 
 
 def _evaluate(args: argparse.Namespace,
-              helper: BootstrapHelper | None) -> tuple[dict[str, Any], dict[str, str]]:
+              helper: BootstrapHelper | None) -> tuple[dict[str, Any], dict[str, str], Coverage]:
     metadata_files = resolve_split(dataset_root=args.dataset_root, metadata=args.metadata,
                                    split=args.split, fix=METADATA_FIX.format(split=args.split))
     metadata_path = metadata_files.first
     metadata_records = rows_of_split(read_rows(metadata_files, METADATA_FIELDS), args.split)
     metadata = index_by_item_id(metadata_records, role="metadata")
+    check_metadata(metadata_records)
 
     predictions_path = args.predictions.expanduser().resolve()
     prediction_records = read_predictions(predictions_path)
+    controls = control_run(args, prediction_records)
+    prediction_records = [rec for rec in prediction_records if str(rec.row.get("item_id")) not in controls.metadata]
+    if not args.lenient_answers:
+        check_predictions(prediction_records)
     predictions = index_by_item_id(prediction_records, role="predictions")
     model = run_model((rec.row for rec in prediction_records), args.model, predictions_path)
 
@@ -158,9 +191,11 @@ def _evaluate(args: argparse.Namespace,
     eval_rows = score_records(matched, metadata, predictions, model=model,
                               near_miss_l1=args.near_miss_l1)
     metadata_rows = [rec.row for rec in metadata_records]
+    rows_sha256 = prov.rows_digest(metadata_rows)
+    repo_id = dataset_repo_id(args, rows_sha256)
     run = RunInfo(
         model=model, display_name=display_model_name(model, args.display_name),
-        split=args.split, dataset_repo_id=args.repo_id, metadata_path=metadata_path,
+        split=args.split, dataset_repo_id=repo_id, metadata_path=metadata_path,
         predictions_path=predictions_path, allow_partial=args.allow_partial,
         num_expected=len(metadata), num_prediction_rows=len(prediction_records),
         missing_item_ids=tuple(missing),
@@ -171,22 +206,84 @@ def _evaluate(args: argparse.Namespace,
         helper.send(eval_rows, seed=args.seed, n_boot=args.n_boot)
         computed["bootstrap"] = helper.result
     summary = build_summary(eval_rows, metadata_rows, run)
+    coverage = measure(eval_rows, metadata_rows,
+                       {key: rec.row for key, rec in predictions.items()})
+    sidecar = prov.build_provenance(
+        files=metadata_files, rows_sha256=rows_sha256, split=args.split,
+        rows=len(metadata), metadata_rows=metadata_rows, predictions=predictions_path,
+        model=model, dataset_repo_id=repo_id or None, coverage=coverage,
+        settings={"allow_partial": args.allow_partial, "near_miss_l1": args.near_miss_l1,
+                  "seed": args.seed, "n_boot": args.n_boot, "analyses": not args.no_analyses,
+                  "lenient_answers": args.lenient_answers})
 
     def add_analyses() -> None:  # once the per-item files are written
         from rose_eval.analyses import run_analyses
 
         summary["analyses"] = run_analyses(eval_rows, metadata_rows, seed=args.seed,
                                            n_boot=args.n_boot, paper=summary["paper_metrics"],
-                                           computed=computed)
+                                           computed=computed,
+                                           dataset_root=args.dataset_root or metadata_path.parent,
+                                           split=args.split,
+                                           controls=controls.score(model, args.near_miss_l1))
 
     out_dir = args.out_dir.expanduser().resolve()
     try:
         write_outputs(out_dir, eval_rows, summary, args.digits,
-                      before_summary=None if args.no_analyses else add_analyses)
+                      before_summary=None if args.no_analyses else add_analyses,
+                      extra_files={prov.PROVENANCE_FILE: prov.provenance_bytes(sidecar)})
     except OSError as exc:
         raise InputError(f"cannot write the outputs: {exc.strerror or exc}", out_dir,
                          "choose a writable --out_dir") from None
-    return summary, failures(summary.get("analyses", {}))
+    return summary, failures(summary.get("analyses", {})), coverage
+
+
+class ControlRun:
+    """The interface-control rows of the release and the predictions that answer them."""
+
+    def __init__(self, metadata: dict[str, Record], predictions: dict[str, Record]) -> None:
+        self.metadata, self.predictions = metadata, predictions
+
+    def score(self, model: str, near_miss_l1: int) -> list[dict[str, Any]]:
+        """Scored control items (each with its ``control`` and ``source_item_id``), sorted by id."""
+        matched = self.metadata.keys() & self.predictions.keys()
+        rows = score_records(matched, self.metadata, self.predictions, model=model, near_miss_l1=near_miss_l1)
+        for row in rows:
+            meta = self.metadata[row["item_id"]].row
+            row["control"], row["source_item_id"] = meta.get("control"), meta.get("source_item_id")
+        return rows
+
+
+def control_run(args: argparse.Namespace, main_predictions: Sequence[Record]) -> ControlRun:
+    """The release's control rows (``--dataset_root``) and their predictions: those in the main
+    predictions whose ids are control items, then ``--controls_predictions``. InputError when
+    control predictions are given for a release without control rows, or match none."""
+    from rose_eval.controls import present_controls, read_control_rows
+
+    root = args.dataset_root.expanduser().resolve() if args.dataset_root is not None else None
+    present = present_controls(root, args.split) if args.metadata is None else ()
+    extra = args.controls_predictions
+    if not present:
+        if extra is not None:
+            raise InputError(f"--controls_predictions given, but the release has no interface-control rows for "
+                             f"{args.split}", root or args.metadata,
+                             "point --dataset_root at a release generated with export.controls")
+        return ControlRun({}, {})
+    rows = [rec for control in present for rec in read_control_rows(root, control, args.split)]
+    check_metadata(rows)
+    metadata = index_by_item_id(rows, role="control metadata")
+    records = [rec for rec in main_predictions if str(rec.row.get("item_id")) in metadata]
+    if extra is not None:
+        path = extra.expanduser().resolve()
+        own = read_predictions(path)
+        unknown = [str(rec.row.get("item_id")) for rec in own if str(rec.row.get("item_id")) not in metadata]
+        if unknown:
+            raise InputError(f"{len(unknown)} control predictions match no control row (first: "
+                             f"{', '.join(unknown[:3])})", path,
+                             "pass the rose-run output of this release's control items (--controls)")
+        records += own
+    if not args.lenient_answers:
+        check_predictions(records)
+    return ControlRun(metadata, index_by_item_id(records, role="control predictions"))
 
 
 def run_subcommand(name: str, argv: Sequence[str]) -> int:
@@ -204,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args
     gc.disable()  # one pass over large acyclic data: cycle collection only costs time here
     try:
-        summary, failed = evaluate(args)
+        summary, failed, coverage = evaluate(args)
     except InputError as exc:
         print(f"{PROG}: error: {exc.one_line()}", file=sys.stderr)
         return EXIT_INPUT_ERROR
@@ -213,10 +310,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rose_eval.report.markdown import render_markdown
 
     print(render_markdown(summary))
+    print(f"{PROG}: {coverage.line()}", file=sys.stderr)
     for name, message in failed.items():
         print(f"{PROG}: error: analysis {name} failed ({message}); the other outputs are "
               f"written to {args.out_dir}", file=sys.stderr)
-    return EXIT_ANALYSIS_FAILED if failed else 0
+    if failed:
+        return EXIT_ANALYSIS_FAILED
+    if args.strict and coverage.gaps:
+        print(f"{PROG}: error: --strict: {'; '.join(coverage.gaps)} (outputs written to "
+              f"{args.out_dir})", file=sys.stderr)
+        return EXIT_COVERAGE_GAP
+    return 0
 
 
 if __name__ == "__main__":

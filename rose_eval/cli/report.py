@@ -28,10 +28,16 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--dataset_root", type=Path, default=None,
                         help="release folder (images, prompts); default: the metadata path "
                         "recorded in the first summary")
+    parser.add_argument("--reference", type=Path, action="append", default=[], metavar="EVAL_DIR",
+                        help="a reference run (e.g. rose-run --solver prior, evaluated): shown "
+                        "beside the chance floor, never ranked; repeatable")
     parser.add_argument("--gallery", type=int, default=DEFAULT_GALLERY,
                         help="failed items shown per model (0 = no gallery images)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the gallery sample and of the paired comparison")
+    parser.add_argument("--include_controls", action="store_true",
+                        help="rank control and changed-benchmark runs in the paired "
+                             "leaderboard (they are always marked; by default not ranked)")
     parser.add_argument("--n_boot", type=int, default=10_000,
                         help="paired scene resamples of the comparison (several runs)")
     return parser
@@ -50,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {exc} (environment)", file=sys.stderr)
         return EXIT_USAGE
     config = ReportConfig(tuple(args.eval_dirs), args.out, args.dataset_root, args.gallery,
-                          args.seed, args.n_boot)
+                          args.seed, args.n_boot, include_controls=args.include_controls,
+                          references=tuple(args.reference))
     try:
         if config.gallery < 0 or config.n_boot < 1 or config.seed < 0:
             raise ReportError("--gallery must be >= 0, --n_boot >= 1 and --seed >= 0 "

@@ -26,8 +26,8 @@ from typing import Any
 from tqdm import tqdm
 
 from rose_eval import __version__
-from rose_eval.cli.args import EXIT_USAGE, OneLineParser
-from rose_eval.runners.baselines import SOLVERS, Solver
+from rose_eval.cli.args import EXIT_USAGE, OneLineParser, finite_float, http_url, int_in
+from rose_eval.runners.baselines import SOLVERS, Solver, SolverContext, SolverError
 from rose_eval.runners.dataset import DatasetError, DatasetItem, LoadedSplit, Selection, load_split
 from rose_eval.runners.openai_compat import (
     IMAGE_FORMATS,
@@ -51,6 +51,11 @@ from rose_eval.runners.predictions import (
 from rose_eval.vocab import PROTOCOL_VERSION, SPLITS
 
 EXIT_OK, EXIT_FAILURES, EXIT_INTERRUPTED = 0, 1, 130
+# What a solver reads, as the manifest records it (solvers not listed read the metadata row).
+SOLVER_READS = {
+    "cv": "image file and prompt text only",
+    "prior": "prompt text, subset and the dev split's answers only",
+}
 
 # An answerer turns one item into a finished row; it never raises for item trouble.
 Answerer = Callable[[DatasetItem, threading.Event, Callable[[str], None]], PredictionRow]
@@ -72,16 +77,20 @@ def build_parser() -> OneLineParser:
     data.add_argument("--samples_per_subset", type=int, default=0, help="keep N rows per subset (0 = all)")
     data.add_argument("--shuffle", action="store_true", help="shuffle before taking N per subset")
     data.add_argument("--seed", type=int, default=42, help="seed of --shuffle and of the random solver")
+    data.add_argument("--controls", nargs="*", default=[],
+                      help="also run the interface-control rows (analysis/controls/) of the selected items: "
+                           "coords_given, exceptions_given, text_only or 'all'; text_only is sent without an image")
 
     who = p.add_argument_group("who answers (one of --solver or --model)")
     who.add_argument("--solver", choices=SOLVERS.names(), help="built-in baseline")
     who.add_argument("--model", help="model name sent to the endpoint (with --solver: the label in the rows)")
-    who.add_argument("--base_url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    who.add_argument("--base_url", type=http_url, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
     who.add_argument("--api_key_env", default="OPENAI_API_KEY", help="environment variable holding the bearer key")
 
     req = p.add_argument_group("request")
-    req.add_argument("--temperature", type=float, default=0.0)
-    req.add_argument("--max_tokens", type=int, default=256, help="0 = do not send max_tokens")
+    req.add_argument("--temperature", type=finite_float, default=0.0)
+    req.add_argument("--max_tokens", type=int_in(0), default=256,
+                     help="0 = do not send max_tokens (>= 0)")
     req.add_argument("--concurrency", type=int, default=4, help="requests (or solver items) in flight")
     req.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     req.add_argument("--max_retries", type=int, default=5, help="retries after the first attempt (429, 5xx, timeouts, connection errors)")
@@ -136,8 +145,14 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str]) -> RunConf
         raise UsageError(f"--extra_body is not valid JSON ({exc.msg} at char {exc.pos})") from None
     if not isinstance(extra, dict):
         raise UsageError("--extra_body must be a JSON object, e.g. '{\"top_p\": 1}'")
+    try:
+        json.dumps(extra, allow_nan=False)
+    except ValueError:
+        raise UsageError("--extra_body holds NaN or Infinity, which JSON cannot carry; give "
+                         "finite numbers") from None
     selection = Selection(subsets=_split_list(args.subsets), templates=_split_list(args.templates),
-                          samples_per_subset=args.samples_per_subset, shuffle=args.shuffle, seed=args.seed)
+                          samples_per_subset=args.samples_per_subset, shuffle=args.shuffle, seed=args.seed,
+                          controls=_split_list(args.controls))
     endpoint = None
     if args.base_url:
         endpoint = EndpointConfig(
@@ -160,7 +175,7 @@ def model_answerer(endpoint: EndpointConfig, label: str) -> Answerer:
 
     def answer(item: DatasetItem, stop: threading.Event, on_retry: Callable[[str], None]) -> PredictionRow:
         try:
-            url = image_data_url(item.image_path, endpoint.image)
+            url = None if item.image_path is None else image_data_url(item.image_path, endpoint.image)
         except (OSError, ValueError) as exc:
             return PredictionRow(item.item_id, label, None, f"cannot encode image {item.image_path.name}: {exc}",
                                  attempts=0)
@@ -268,7 +283,7 @@ def manifest(config: RunConfig, split: LoadedSplit, args: argparse.Namespace) ->
     else:
         answered_by = {"kind": "solver", "solver": config.solver, "model": config.model_label,
                        "seed": config.selection.seed if config.solver == "random" else None,
-                       "reads": "image file and prompt text only" if config.solver == "cv" else "metadata row"}
+                       "reads": SOLVER_READS.get(str(config.solver), "metadata row")}
     return {
         "config": {
             "answered_by": answered_by,
@@ -280,7 +295,8 @@ def manifest(config: RunConfig, split: LoadedSplit, args: argparse.Namespace) ->
                       "templates": list(config.selection.templates),
                       "samples_per_subset": config.selection.samples_per_subset,
                       "shuffle": config.selection.shuffle, "seed": config.selection.seed,
-                      "num_rows_in_split": split.num_rows_in_split, "num_selected": len(split.items)},
+                      "num_rows_in_split": split.num_rows_in_split, "num_selected": len(split.items),
+                      **({"controls": list(config.selection.controls)} if config.selection.controls else {})},
         "tool": {"name": "rose-run", "package": "rose-toolkit", "version": __version__,
                  "protocol_version": PROTOCOL_VERSION},
     }
@@ -316,7 +332,9 @@ def _main(argv: Sequence[str] | None) -> int:
         man_path = manifest_path_for(config.output)
         if not args.overwrite and not args.dry_run and config.output.exists():
             check_resumable(man_path, man["config"])
-    except (UsageError, DatasetError, PredictionsError) as exc:
+        solver = None if config.solver is None else SOLVERS.get(config.solver)(
+            SolverContext(seed=args.seed, dataset_root=split.root, split=split.split))
+    except (UsageError, DatasetError, PredictionsError, SolverError) as exc:
         return _fail(str(exc), secret)
 
     if args.dry_run:
@@ -326,8 +344,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if config.endpoint is not None and not secret:
         print(f"rose-run: note: ${args.api_key_env} is empty; sending no Authorization header", file=sys.stderr)
 
-    answer = (model_answerer(config.endpoint, config.model_label) if config.endpoint is not None
-              else solver_answerer(SOLVERS.get(config.solver)(args.seed), config.model_label))
+    answer = (model_answerer(config.endpoint, config.model_label) if solver is None
+              else solver_answerer(solver, config.model_label))
     predictions = PredictionsFile(config.output, overwrite=args.overwrite)
     todo = [item for item in split.items if item.item_id not in predictions.done]
     skipped = len(split.items) - len(todo)

@@ -71,8 +71,11 @@ def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 def _image_reference(item: DatasetItem, settings: ImageSettings,
-                     facts: dict[Path, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    """What ContentImage gets (the file path, or a data URL for a control) and its facts."""
+                     facts: dict[Path, dict[str, Any]]) -> tuple[str | None, dict[str, Any]]:
+    """What ContentImage gets (the file path, or a data URL for a control) and its facts
+    (None and no facts for a text_only interface-control row: it has no image)."""
+    if item.image_path is None:
+        return None, {}
     options = settings.options
     if not options.blank and options.image_format == "png" and not options.max_long_side:
         if item.image_path not in facts:
@@ -215,7 +218,8 @@ def rose(dataset_root: str, split: str = "test", subsets: str | list[str] | None
          prompt_order: str = PAPER_ORDER, image_detail: str = "original",
          image_format: str = "png", jpeg_quality: int = 90, max_long_side: int = 0,
          blank_image: bool = False, allow_benchmark_changes: bool = False,
-         on_error: str = "score", temperature: float = 0.0, max_tokens: int = 256) -> Task:
+         on_error: str = "score", temperature: float = 0.0, max_tokens: int = 256,
+         controls: str | list[str] | None = None) -> Task:
     """ROSE on one split of a release folder (``rose-gen`` output or the v0.1 download).
 
     Args:
@@ -237,6 +241,8 @@ def rose(dataset_root: str, split: str = "test", subsets: str | list[str] | None
         on_error: ``score`` (a failed request is a failed item) or ``raise``.
         temperature: sampling temperature (rose-run's default 0).
         max_tokens: answer token budget (rose-run's default 256).
+        controls: interface controls whose rows follow the selected rows, e.g.
+            ``coords_given,text_only`` or ``all`` (README "Interface controls"; default none).
     """
     if on_error not in ON_ERROR:
         raise ValueError(f"{WHO}: on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
@@ -248,7 +254,8 @@ def rose(dataset_root: str, split: str = "test", subsets: str | list[str] | None
         detail=image_detail, prompt_order=prompt_order)
     changes = guard(settings, allow=allow_benchmark_changes, who=WHO)
     selection = Selection(subsets=_names(subsets), templates=_names(templates),
-                          samples_per_subset=samples_per_subset, shuffle=shuffle, seed=seed)
+                          samples_per_subset=samples_per_subset, shuffle=shuffle, seed=seed,
+                          controls=_names(controls))
     loaded = load_split(dataset_root, split, selection)
     items = loaded.items[:limit] if limit else loaded.items
     facts: dict[Path, dict[str, Any]] = {}

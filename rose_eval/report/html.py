@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rose_eval import __version__
-from rose_eval.report import gallery, sections
+from rose_eval.report import floor, gallery, sections
+from rose_eval.report.controls import controls_section
 from rose_eval.report.htmlkit import Html, el, page
 from rose_eval.report.runs import ReportRun, load_release, load_report_runs
 
@@ -29,6 +30,8 @@ class ReportConfig:
     gallery: int = DEFAULT_GALLERY
     seed: int = 0
     n_boot: int = 10_000
+    include_controls: bool = False  # rank control and changed-benchmark runs too
+    references: tuple[Path, ...] = ()  # reference runs (e.g. the prior baseline), never ranked
 
 
 def _section(anchor: str, title: str, *body: object) -> Html:
@@ -68,9 +71,9 @@ def _header(runs: Sequence[ReportRun], config: ReportConfig) -> list[Html]:
             + (f" · intervals: {boot.get('n_boot')} scene-cluster bootstrap resamples, seed "
                f"{boot.get('seed')}" if boot.get("n_boot") else ""))
     toc = [("finding", "Finding"), ("table1", "Table 1"), ("table2", "Table 2"),
-           ("gap", "Perception → action"), ("heatmap", "Subset × template"),
+           ("gap", "Perception → action"), ("floor", "What guessing gets"), ("heatmap", "Subset × template"),
            ("errors", "Error taxonomy"), ("consistency", "Scene consistency"),
-           ("bridges", "Bridges"), ("compare", "Comparison"), ("gallery", "Failure gallery"),
+           ("bridges", "Bridges"), ("controls", "Interface controls"), ("compare", "Comparison"), ("gallery", "Failure gallery"),
            ("inputs", "Inputs")]
     return [el("h1", "ROSE evaluation report"), el("p", lead, class_="lead"),
             el("nav", [el("a", label, href=f"#{anchor}") for anchor, label in toc], class_="toc")]
@@ -79,15 +82,18 @@ def _header(runs: Sequence[ReportRun], config: ReportConfig) -> list[Html]:
 def build_report(config: ReportConfig) -> bytes:
     """The whole report as bytes. Raises ReportError on bad input."""
     runs = load_report_runs(config.eval_dirs)
+    references = load_report_runs(config.references) if config.references else []
     consistency = sections.consistency(runs)
     bridges = sections.bridges(runs)
-    comparison = sections.comparison(runs, seed=config.seed, n_boot=config.n_boot)
+    comparison = sections.comparison(runs, seed=config.seed, n_boot=config.n_boot,
+                                     include_controls=config.include_controls)
     body = [
         *_header(runs, config),
         el("section", sections.finding(runs), id="finding"),
         _section("table1", "Table 1: PASS by subset", sections.table1(runs)),
         _section("table2", "Table 2: PASS by template", sections.table2(runs)),
         _section("gap", "Perception to action", sections.gap_section(runs)),
+        _section("floor", "What guessing gets", floor.section(runs, references)),
         _section("heatmap", "PASS by subset and template", sections.heatmaps(runs)),
         _section("errors", "Error taxonomy", sections.taxonomy(runs),
                  el("h3", "Validity and abstention"), sections.diagnostics(runs)),
@@ -95,12 +101,16 @@ def build_report(config: ReportConfig) -> bytes:
                  or el("p", "Not in these summaries.", class_="note")),
         _section("bridges", "Bridges", bridges
                  or el("p", "No bridge rows (T1B, T2B) in these runs.", class_="note")),
+        _section("controls", "Interface controls: where the points are lost", controls_section(runs)
+                 or el("p", "No scored interface-control items in these runs (generate the release with "
+                       "export.controls, run rose-run --controls all).", class_="note")),
         _section("compare", "Paired comparison", comparison
                  or el("p", "One run: nothing to compare.", class_="note")),
         _section("gallery", "Failure gallery", _gallery(runs, config)),
         _section("inputs", "Inputs", el("ul", [
             el("li", el("strong", run.name), f": {run.path} (model {run.summary.get('model')}, "
-               f"predictions {run.summary.get('predictions_jsonl')})") for run in runs]),
+               f"predictions {run.summary.get('predictions_jsonl')})") for run in runs]
+            + [el("li", el("strong", f"reference {ref.name}"), f": {ref.path}") for ref in references]),
             el("p", f"rose-eval {__version__} report; gallery seed {config.seed}; comparison "
                f"resamples {config.n_boot}.", class_="note")),
     ]

@@ -89,6 +89,7 @@ nav.toc a { color: var(--accent); text-decoration: none; margin-right: 14px; }
 .finding { background: #fff6e0; border-left: 5px solid #e0a100; padding: 12px 16px; margin: 18px 0; }
 .finding p { margin: 4px 0; }
 .note { color: var(--muted); font-size: 13px; }
+.ref { color: var(--muted); font-style: italic; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 8px 0 12px; font-size: 13px; }
 caption { text-align: left; font-size: 13px; color: var(--muted); padding-bottom: 4px; }

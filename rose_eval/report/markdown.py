@@ -159,6 +159,19 @@ def _gap_line(summary: Node) -> str | None:
     return text + "."
 
 
+def _floor_line(summary: Node) -> str | None:
+    """The chance floor beside the run (``analyses.chance_floor``), when it is available."""
+    floor = lookup(summary, "analyses", "chance_floor")
+    if not isinstance(floor, Mapping) or not floor.get("available"):
+        return None
+    table, gap = floor["floor"]["by_template"], floor["floor_gap"]
+    per = ", ".join(f"{k} {cell(v, None)}" for k, v in table.items())
+    return (f"Chance floor (a blind guess from the prompt text and the dev split's answers, on the "
+            f"same items): {per}; its Counting Avg. {cell(gap['Counting Avg.'], None)}, Action Avg. "
+            f"{cell(gap['Action Avg.'], None)}, Delta {cell(gap['Delta'], None)} points; uniform chance "
+            f"Avg. {cell(floor['uniform']['by_template']['Avg. PASS'], None)}.")
+
+
 def render_markdown(summary: dict) -> str:
     """Table 1 and Table 2 rows (percent, 95% scene-bootstrap intervals) and the gap line."""
     boot = lookup(summary, "analyses", "bootstrap")
@@ -173,6 +186,9 @@ def render_markdown(summary: dict) -> str:
     gap = _gap_line(summary)
     if gap:
         parts += ["", gap]
+    floor = _floor_line(summary)
+    if floor:
+        parts += ["", floor]
     if isinstance(boot, Mapping) and boot.get("fallback"):
         parts += ["", INTERVAL_LEGEND + "."]
     return "\n".join(parts) + "\n"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rose_eval.analyses.compare import CompareError, EvaluatedRun, load_runs
+from rose_eval.analyses.compare import CompareError, EvaluatedRun, check_same_metadata, load_runs
 from rose_eval.io import InputError
 from rose_eval.report.tables import SUMMARY
 from rose_eval.runners.dataset import DatasetError, resolve_image
@@ -38,11 +38,13 @@ class ReportRun:
     path: Path
     summary: Mapping[str, Any]
     items: tuple[Mapping[str, Any], ...]
+    provenance: Mapping[str, Any] | None = None
 
     @property
     def evaluated(self) -> EvaluatedRun:
         """The run as `rose-eval compare` sees it."""
-        return EvaluatedRun(self.name, self.path, tuple(dict(i) for i in self.items))
+        return EvaluatedRun(self.name, self.path, tuple(dict(i) for i in self.items),
+                            self.provenance)
 
 
 def _read_summary(eval_dir: Path) -> dict[str, Any]:
@@ -63,6 +65,7 @@ def load_report_runs(eval_dirs: Sequence[Path]) -> list[ReportRun]:
     """Every folder's records and summary; names are display names (unique)."""
     try:
         evaluated = load_runs([d.expanduser().resolve() for d in eval_dirs])
+        check_same_metadata(evaluated)
     except CompareError as exc:
         raise ReportError(str(exc)) from None
     runs: list[ReportRun] = []
@@ -70,10 +73,12 @@ def load_report_runs(eval_dirs: Sequence[Path]) -> list[ReportRun]:
     for run in evaluated:
         summary = _read_summary(run.path)
         name = str(summary.get("display_name") or run.name)
+        if run.not_standard:  # marked in every table of the report
+            name = f"{name} [{run.not_standard}]"
         if name in taken:
             name = f"{name} ({run.path.name})"
         taken.add(name)
-        runs.append(ReportRun(name, run.path, summary, run.items))
+        runs.append(ReportRun(name, run.path, summary, run.items, run.provenance))
     return runs
 
 

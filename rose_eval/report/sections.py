@@ -13,7 +13,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rose_eval.analyses._rows import ALL_TEMPLATES, by_subset
-from rose_eval.analyses.compare import CompareError, check_same_items, compare_runs
+from rose_eval.analyses.compare import (
+    CompareError,
+    check_same_items,
+    compare_runs,
+    split_standard,
+)
 from rose_eval.analyses.consistency import METRIC_KEYS as CONSISTENCY_KEYS
 from rose_eval.report import plots
 from rose_eval.report.htmlkit import Html, el, escape, table
@@ -292,12 +297,18 @@ def bridges(runs: Sequence[ReportRun]) -> Html | None:
     return Html("".join(parts)) if parts else None
 
 
-def comparison(runs: Sequence[ReportRun], *, seed: int, n_boot: int) -> Html | None:
+def comparison(runs: Sequence[ReportRun], *, seed: int, n_boot: int,
+               include_controls: bool = False) -> Html | None:
     """The paired leaderboard of `rose-eval compare` (None for a single run), with every
-    pairwise claim (Holm-adjusted) and the minimum detectable difference of each pair."""
+    pairwise claim (Holm-adjusted) and the minimum detectable difference of each pair.
+    Control and changed-benchmark runs are not ranked unless ``include_controls``."""
     if len(runs) < 2:
         return None
-    evaluated = [run.evaluated for run in runs]
+    evaluated, aside = split_standard([run.evaluated for run in runs],
+                                      include_nonstandard=include_controls)
+    if len(evaluated) < 2:
+        return el("p", "No paired comparison: fewer than two standard runs (control and "
+                       "changed-benchmark runs are not ranked beside them).", class_="note")
     try:
         check_same_items(evaluated)
         result = compare_runs(evaluated, seed=seed, n_boot=n_boot)

@@ -140,11 +140,13 @@ def write_item_files(folder: Path, eval_rows: Iterable[Mapping[str, Any]]) -> No
 
 def write_outputs(out_dir: Path, eval_rows: Sequence[Mapping[str, Any]],
                   summary: Mapping[str, Any], digits: int, *,
-                  before_summary: Callable[[], None] | None = None) -> None:
+                  before_summary: Callable[[], None] | None = None,
+                  extra_files: Mapping[str, bytes] | None = None) -> None:
     """Write the eight files as one set into ``out_dir`` (replaced whole; see outdir).
 
     ``before_summary`` runs once the other seven files are written, just before the summary
-    is (rose-eval completes the summary's analyses there).
+    is (rose-eval completes the summary's analyses there). ``extra_files`` (name -> bytes,
+    e.g. provenance.json) are written beside them, in the same swap.
     """
     def write(folder: Path) -> None:
         write_item_files(folder, eval_rows)
@@ -153,5 +155,7 @@ def write_outputs(out_dir: Path, eval_rows: Sequence[Mapping[str, Any]],
         if before_summary is not None:
             before_summary()
         (folder / SUMMARY).write_bytes(json_bytes(summary))
+        for file_name, data in (extra_files or {}).items():
+            (folder / file_name).write_bytes(data)
 
     replace_directory(out_dir, write)

@@ -1,14 +1,18 @@
-"""Built-in solvers that answer without a model: ``oracle``, ``random``, ``cv`` and ``robust``.
+"""Built-in solvers that answer without a model: ``oracle``, ``random``, ``cv``, ``prior`` and ``robust``.
 
-A solver is made from a seed and answers one item with a raw answer string. They
+A solver is made from a :class:`SolverContext` (the run's seed, release folder and scored
+split) and answers one item with a raw answer string. They
 give the numbers meaning: oracle shows the pipeline is sound (it must score 100%),
-random is the floor, cv shows the exceptions are visible and the protocol executable.
+random is uniform guessing, prior the chance floor a blind guesser reaches with the dev
+split's answers, cv shows the exceptions are visible and the protocol executable.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -17,7 +21,24 @@ from rose_eval.registry import Registry
 from rose_eval.runners.dataset import DatasetItem
 
 Solver = Callable[[DatasetItem], str]
-SolverFactory = Callable[[int], Solver]
+
+
+@dataclass(frozen=True)
+class SolverContext:
+    """What a solver factory may know of the run: its seed, the release folder (None when
+    the items come from elsewhere) and the split being answered."""
+
+    seed: int
+    dataset_root: Path | None
+    split: str
+
+
+class SolverError(ValueError):
+    """A solver cannot answer this run (e.g. the prior on the split it was fitted on);
+    the message is one line."""
+
+
+SolverFactory = Callable[[SolverContext], Solver]
 
 SOLVERS: Registry[SolverFactory] = Registry("solver")
 
@@ -33,7 +54,7 @@ def item_rng(seed: int, item_id: str) -> np.random.Generator:
 
 
 @SOLVERS.register("oracle")
-def oracle(seed: int) -> Solver:
+def oracle(ctx: SolverContext) -> Solver:
     """Emit the gold answer of every row."""
 
     def solve(item: DatasetItem) -> str:
@@ -49,7 +70,7 @@ def _random_cells(rng: np.random.Generator, rows: int, cols: int) -> list[tuple[
 
 
 @SOLVERS.register("random")
-def random_answers(seed: int) -> Solver:
+def random_answers(ctx: SolverContext) -> Solver:
     """Grammar-valid random answers for the row's task mode, seeded per item.
 
     COUNT(n) with n uniform in 0..8; CLICK of 0..5 distinct in-grid cells then DONE;
@@ -57,7 +78,7 @@ def random_answers(seed: int) -> Solver:
     """
 
     def solve(item: DatasetItem) -> str:
-        rng = item_rng(seed, item.item_id)
+        rng = item_rng(ctx.seed, item.item_id)
         mode = item.row["task_mode"]
         if mode == "COUNT":
             return formal_answer(mode, count=int(rng.integers(0, RANDOM_MAX_COUNT + 1)))
@@ -68,24 +89,33 @@ def random_answers(seed: int) -> Solver:
 
 
 @SOLVERS.register("cv")
-def cv(seed: int) -> Solver:
+def cv(ctx: SolverContext) -> Solver:
     """The pixel solver: reads only the image file and the prompt text of the row."""
     from rose_eval.runners.cv_solver import solve_image
 
     def solve(item: DatasetItem) -> str:
+        if item.image_path is None:  # a failed row, never a made-up answer
+            raise ValueError("the cv solver reads the image; a text_only control item has none")
         prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
         return solve_image(item.image_path, prompt)
 
     return solve
 
 
+@SOLVERS.register("prior")
+def prior(ctx: SolverContext) -> Solver:
+    """The chance floor: the dev split's most frequent answer for the prompt's template,
+    subset and stated region size (:mod:`rose_eval.runners.prior`)."""
+    from rose_eval.runners.prior import prior_solver
+
+    return prior_solver(ctx)
+
+
 @SOLVERS.register("robust")
-def robust(ctx) -> Solver:
+def robust(ctx: SolverContext) -> Solver:
     """The solvability reference: periodicity grid, jitter-tolerant cell alignment, count-free
     separation (:mod:`rose_eval.runners.robust_solver`); reads only the image and the prompt."""
     from rose_eval.runners.robust_solver import solve_robust
-
-    _seed = getattr(ctx, "seed", ctx)  # a SolverContext or a seed; answers do not depend on it
 
     def solve(item: DatasetItem) -> str:
         prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")

@@ -140,7 +140,11 @@ _PATH_LOCKS: dict[tuple[str, int, int, bool], threading.Lock] = {}
 
 @lru_cache(maxsize=256)
 def _read_file(path: str, mtime_ns: int, size: int, highlighted: bool) -> ImageReading:
-    return read_image(load_rgb(path), highlighted)
+    from rose_eval.controls import label_margins
+
+    rgb = load_rgb(path)
+    top, left = label_margins(rgb)  # a labelled control image: read the grid beside its labels
+    return read_image(rgb[top:, left:] if top or left else rgb, highlighted)
 
 
 def read_image_file(path: Path | str, highlighted: bool) -> ImageReading:

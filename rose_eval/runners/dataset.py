@@ -38,7 +38,7 @@ class DatasetItem:
 
     item_id: str
     row: Mapping[str, Any]
-    image_path: Path
+    image_path: Path | None  # None: a text-only control row (the grid is in its prompt)
     line_no: int  # the row's line in the JSONL (its row number in a Parquet file)
     where: str = ""  # "file:line" or "file:row N"
 
@@ -52,6 +52,7 @@ class Selection:
     samples_per_subset: int = 0
     shuffle: bool = False
     seed: int = 42
+    controls: tuple[str, ...] = ()  # interface controls whose rows follow the selected rows ("all": every one)
 
 
 @dataclass(frozen=True)
@@ -131,9 +132,12 @@ def resolve_templates(requested: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def resolve_image(root: Path, row: Mapping[str, Any], where: str) -> Path:
-    """The image path of a row, refused when it leaves the release folder or is missing."""
+def resolve_image(root: Path, row: Mapping[str, Any], where: str) -> Path | None:
+    """The image path of a row, refused when it leaves the release folder or is missing
+    (None for a control row without an image: text_only)."""
     value = row.get("image")
+    if value is None and row.get("control") is not None:
+        return None
     if not isinstance(value, str) or not value:
         raise DatasetError(f"{where}: row {row.get('item_id')} has no 'image' path")
     relative = PurePosixPath(value.replace("\\", "/"))
@@ -195,5 +199,33 @@ def load_split(root: Path | str, split: str, selection: Selection = Selection())
     items = tuple(DatasetItem(item_id=str(row["item_id"]), row=row, line_no=number,
                               image_path=resolve_image(root, row, places[id(row)]), where=places[id(row)])
                   for number, row in chosen)
+    if selection.controls:
+        items += control_items(root, split, selection.controls, [item.item_id for item in items])
     return LoadedSplit(root=root, split=split, metadata_path=metadata, fingerprint=files.sha256(),
                        num_rows_in_split=len(rows), items=items)
+
+
+def control_items(root: Path, split: str, controls: Sequence[str], sources: Sequence[str]) -> tuple[DatasetItem, ...]:
+    """The rows of ``controls`` (``all``: every control the release has) whose source is one of
+    ``sources``, in source order, then control order (:mod:`rose_eval.controls`)."""
+    from rose_eval.controls import read_control_rows, resolve_controls
+
+    try:
+        names = resolve_controls(tuple(controls), root, split)
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None
+    by_source: dict[str, list[DatasetItem]] = {}
+    for name in names:
+        try:
+            records = read_control_rows(root, name, split)
+        except InputError as exc:
+            raise _dataset_error(exc) from None
+        for record in records:
+            row = record.row
+            if row.get("control") != name or not row.get("item_id") or not row.get("source_item_id"):
+                raise DatasetError(f"{record.where}: not a {name} control row (needs item_id, source_item_id and "
+                                   f"control={name!r}); regenerate the release")
+            item = DatasetItem(item_id=str(row["item_id"]), row=row, line_no=_place_number(record.where),
+                               image_path=resolve_image(root, row, record.where), where=record.where)
+            by_source.setdefault(str(row["source_item_id"]), []).append(item)
+    return tuple(item for source in sources for item in by_source.get(source, ()))

@@ -152,28 +152,33 @@ def _image(url: str) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
-def _global_image_local(g: str, url: str, loc: str) -> list[dict[str, Any]]:
-    return [*([_text(g)] if g else []), _image(url), *([_text(loc)] if loc else [])]
+def _images(url: str | None) -> list[dict[str, Any]]:
+    return [] if url is None else [_image(url)]  # None: a text-only control item, no image part
 
 
-def _image_first(g: str, url: str, loc: str) -> list[dict[str, Any]]:
-    return [_image(url), *([_text(g)] if g else []), *([_text(loc)] if loc else [])]
+def _global_image_local(g: str, url: str | None, loc: str) -> list[dict[str, Any]]:
+    return [*([_text(g)] if g else []), *_images(url), *([_text(loc)] if loc else [])]
 
 
-def _joined(g: str, url: str, loc: str) -> list[dict[str, Any]]:
+def _image_first(g: str, url: str | None, loc: str) -> list[dict[str, Any]]:
+    return [*_images(url), *([_text(g)] if g else []), *([_text(loc)] if loc else [])]
+
+
+def _joined(g: str, url: str | None, loc: str) -> list[dict[str, Any]]:
     # The dataset's own joined prompt is prompt_global + "\n" + prompt_local.
-    return [_text("\n".join(x for x in (g, loc) if x)), _image(url)]
+    return [_text("\n".join(x for x in (g, loc) if x)), *_images(url)]
 
 
-CONTENT_BUILDERS: dict[str, Callable[[str, str, str], list[dict[str, Any]]]] = {
+CONTENT_BUILDERS: dict[str, Callable[[str, str | None, str], list[dict[str, Any]]]] = {
     "global_image_local": _global_image_local,
     "image_first": _image_first,
     "joined": _joined,
 }
 
 
-def build_messages(row: Mapping[str, Any], image_url: str, prompt_order: str) -> list[dict[str, Any]]:
-    """The chat messages for one item: a single user turn, parts in ``prompt_order``."""
+def build_messages(row: Mapping[str, Any], image_url: str | None, prompt_order: str) -> list[dict[str, Any]]:
+    """The chat messages for one item: a single user turn, parts in ``prompt_order`` (no image
+    part when ``image_url`` is None: a text-only control item)."""
     prompt_global, prompt_local = prompt_parts(row)
     content = CONTENT_BUILDERS[prompt_order](prompt_global, image_url, prompt_local)
     return [{"role": "user", "content": content}]
@@ -259,7 +264,7 @@ def complete(config: EndpointConfig, messages: list[dict[str, Any]], *,
              rng: random.Random | None = None) -> CallResult:
     """Send one item with retries; never raises for endpoint trouble (it lands in ``error``)."""
     rng = rng or random.Random()
-    body = json.dumps(request_body(config, messages)).encode("utf-8")
+    body = json.dumps(request_body(config, messages), allow_nan=False).encode("utf-8")
     started = time.monotonic()
     attempts = 0
     last_error = "not attempted"

@@ -49,7 +49,7 @@ class PredictionRow:
         return self.raw_text is None or bool(self.error)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=False)
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=False, allow_nan=False)
 
 
 def manifest_path_for(predictions: Path) -> Path:
@@ -114,7 +114,7 @@ class PredictionsFile:
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
     """Write the run manifest atomically (sorted keys, stable bytes)."""
-    write_atomic(path, json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True, allow_nan=False) + "\n")
 
 
 def check_resumable(path: Path, config: dict[str, Any]) -> None:

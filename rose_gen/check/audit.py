@@ -15,6 +15,11 @@ Per subset:
   generator applies to every drawn scene, so it must be zero for every preset.
   ``majority_spread`` (sampled majority cells against the median) is the noise floor
   the exception differences should be read against.
+- ``imperceptible``: every exception cell that fails the perceptibility rule
+  (:func:`rose_gen.assets.perceptibility.judge_scene`: it must stand out from the scene's
+  own majority-to-majority variation by the rule's margin), the second rule the generator
+  applies to every drawn scene, so it too must be zero for every preset;
+  ``perceptibility_ratio`` gives the distribution of the exceptions' ratios.
 - ``majority_mismatch``: scenes whose majority cells are not pixel-identical;
   ``exception_cells_mismatch``: scenes where the cells that differ from the majority are
   not exactly the rows' ``target_cells``. Only a ``standard`` release promises identical
@@ -43,9 +48,11 @@ from PIL import Image
 
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_eval.vocab import SPLITS, ordered_subsets
+from rose_gen.assets import perceptibility
 from rose_gen.assets import shortcuts as sc
 from rose_gen.assets.pixel import pool as pixel_pool
 from rose_gen.assets.visibility import aligned, scene_visibility
+from rose_gen.check.guessability import guessability
 from rose_gen.render.compose import tile_margin
 from rose_gen.render.degrade import placements_of
 from rose_gen.scene.presets import ROW_FIELD
@@ -80,6 +87,8 @@ class CellCheck:
     visible: bool  # visible against the median majority cell and against every sampled one
     nearest_changed_fraction: float = 0.0
     chroma_changed_fraction: float = 0.0  # the smaller of the two comparisons
+    perceptible: bool = True  # stands out from the majority's own variation (perceptibility rule)
+    perceptibility_ratio: float | None = None  # distance / majority noise (None: identical majority cells)
 
 
 @dataclass
@@ -106,8 +115,10 @@ def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
     rows, cols, cell = int(row["rows"]), int(row["cols"]), int(row["cell_size"])
     record = row.get(ROW_FIELD)
     jitter = record.get("jitter") if isinstance(record, Mapping) else None
-    seen = scene_visibility(image, rows, cols, cell, row["target_cells"],
-                            placements=placements_of(rows, cols, cell, jitter))
+    placements = placements_of(rows, cols, cell, jitter)
+    seen = scene_visibility(image, rows, cols, cell, row["target_cells"], placements=placements)
+    judged = {c.cell: c for c in perceptibility.judge_scene(image, rows, cols, cell, row["target_cells"],
+                                                            placements).cells}
     cells = seen.cells_seen  # under jitter: every cell mapped back onto the whole cell
     mask = np.zeros((rows, cols), dtype=bool)
     for r, c in row["target_cells"]:
@@ -135,9 +146,11 @@ def audit_scene(image: np.ndarray, row: Mapping[str, Any]) -> SceneAudit:
     for got in seen.cells:
         r, c = got.cell
         med, near = got.against_median, got.against_nearest
+        rule = judged[got.cell]
         audit.cells.append(CellCheck(row["scene_id"], got.cell, round(med.changed_fraction, 6), round(med.ssim, 6),
                                      got.visible, round(near.changed_fraction, 6),
-                                     round(min(med.chroma_changed_fraction, near.chroma_changed_fraction), 6)))
+                                     round(min(med.chroma_changed_fraction, near.chroma_changed_fraction), 6),
+                                     rule.perceptible, rule.ratio if np.isfinite(rule.ratio) else None))
         measured = sc.exception_shortcuts(*aligned(seen.sample[got.nearest], cells[r - 1, c - 1], got.nearest_shift),
                                           majority_area, background)
         shortcuts.append(measured)
@@ -228,9 +241,16 @@ def subset_summary(scene_rows: Sequence[Mapping[str, Any]], audits: Sequence[Sce
         "distinct": {"pairs": len(pairs), "chars": len(chars), "faces": len(faces), "vendors": len(vendors),
                      "sprites": len(sprites)},
         "second_identity_scenes": len(seconds),
+        "preset_knobs": preset_knobs(scene_rows),
         "reused": len(scene_rows) - len(pairs),
         "max_pair_uses": max(pairs.values(), default=0),
         "flagged": len(flagged),
+        "imperceptible": sum(1 for c in cells if not c.perceptible),
+        "imperceptible_scenes": len({c.scene_id for c in cells if not c.perceptible}),
+        "imperceptible_cells": [{"scene_id": c.scene_id, "cell": list(c.cell), "ratio": c.perceptibility_ratio}
+                                for c in cells if not c.perceptible],
+        "perceptibility_ratio": quantiles(c.perceptibility_ratio for c in cells if c.perceptibility_ratio is not None),
+        "perceptibility_margin": perceptibility.MARGIN,
         "flagged_cells": [{"scene_id": c.scene_id, "cell": list(c.cell), "changed_fraction": c.changed_fraction,
                            "ssim": c.ssim, "nearest_changed_fraction": c.nearest_changed_fraction,
                            "chroma_changed_fraction": c.chroma_changed_fraction}
@@ -243,6 +263,36 @@ def subset_summary(scene_rows: Sequence[Mapping[str, Any]], audits: Sequence[Sce
                          for d in sorted({s.direction for s in scenes if s.direction})},
         "position": sc.position_bias((int(r["rows"]), int(r["cols"]), r["target_cells"]) for r in scene_rows),
     }
+
+
+def preset_knobs(scene_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the presets did to a subset's scenes: how many had the similarity band applied, and
+    each state of the second identity (``used``, ``unavailable``, ``not_drawn``, ``off``)."""
+    records = [r[ROW_FIELD] for r in scene_rows if isinstance(r.get(ROW_FIELD), Mapping)]
+    banded = [r for r in records if tuple(r.get("similarity_band", (0.0, 1.0))) != (0.0, 1.0)]
+    return {"preset_scenes": len(records), "band_asked": len(banded),
+            "band_applied": sum(1 for r in banded if r.get("band_applied")),
+            "softened": sum(1 for r in records if "softened" in r),
+            "second_identity": dict(sorted(Counter(str(r.get("second_identity", "off")) for r in records).items()))}
+
+
+def preset_notes(subsets: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per knob a preset asked for and did not apply (band, second identity), per subset."""
+    notes = []
+    for name, s in subsets.items():
+        knobs = s["preset_knobs"]
+        if knobs["band_asked"] > knobs["band_applied"]:
+            notes.append(f"{name}: similarity band not applied in {knobs['band_asked'] - knobs['band_applied']} "
+                         f"of {knobs['band_asked']} scene(s) (the source gives no similarity)")
+        unavailable = knobs["second_identity"].get("unavailable", 0)
+        if unavailable:
+            asked = unavailable + knobs["second_identity"].get("used", 0)
+            notes.append(f"{name}: second exception identity unavailable in {unavailable} of {asked} scene(s) "
+                         "that drew one (the source has no companion target for the scene's majority)")
+        if knobs["softened"]:
+            notes.append(f"{name}: jitter and degradation softened in {knobs['softened']} of "
+                         f"{knobs['preset_scenes']} scene(s) (difficulty_preset.softened on the rows)")
+    return notes
 
 
 def read_release_rows(root: Path) -> list[dict[str, Any]]:
@@ -282,7 +332,8 @@ def audit_release(root: Path) -> dict[str, Any]:
     root = Path(root)
     if not root.is_dir():
         raise AuditError(f"{root} is not a directory; pass a release folder")
-    scenes = scene_rows_of(read_release_rows(root))
+    rows = read_release_rows(root)
+    scenes = scene_rows_of(rows)
     if not scenes:
         raise AuditError(f"{root}: no {SCENE_TEMPLATE} rows; nothing to audit")
     by_subset: dict[str, list[Mapping[str, Any]]] = {}
@@ -316,6 +367,9 @@ def audit_release(root: Path) -> dict[str, Any]:
         "standard_majority_mismatch": mismatched,
         "standard_limits": [limit.describe() for limit in sc.STANDARD_LIMITS],
         "standard_limits_broken": broken,
+        "guessability": guessability(rows),
+        "preset_notes": preset_notes(subsets),
+        "imperceptible": sum(v["imperceptible"] for v in subsets.values()),
         "ok": standard_flagged == 0 and mismatched == 0,
     }
 
@@ -323,7 +377,7 @@ def audit_release(root: Path) -> dict[str, Any]:
 def audit_table(record: Mapping[str, Any]) -> str:
     """A plain-text table of an audit record (one line per subset)."""
     head = (f"{'subset':<20} {'preset':<9} {'scenes':>6} {'pairs':>5} {'reused':>6} {'exc':>4} "
-            f"{'flagged':>7} {'min chg':>8} {'min near':>8} {'maj p90':>8} {'max ssim':>8} {'src sim p50':>11}")
+            f"{'flagged':>7} {'imperc':>6} {'min chg':>8} {'min near':>8} {'maj p90':>8} {'max ssim':>8} {'src sim p50':>11}")
     lines = [head, "-" * len(head)]
     for name, s in record["subsets"].items():
         chg = s["similarity"]["measured_changed_fraction"] or {}
@@ -333,7 +387,7 @@ def audit_table(record: Mapping[str, Any]) -> str:
         spread = s["similarity"]["majority_spread_changed_fraction"] or {}
         preset = ",".join(s["presets"])
         lines.append(f"{name:<20} {preset:<9} {s['scenes']:>6} {s['distinct']['pairs']:>5} {s['reused']:>6} "
-                     f"{s['exceptions']:>4} {s['flagged']:>7} {chg.get('min', float('nan')):>8.4f} "
+                     f"{s['exceptions']:>4} {s['flagged']:>7} {s['imperceptible']:>6} {chg.get('min', float('nan')):>8.4f} "
                      f"{near.get('min', float('nan')):>8.4f} {spread.get('p90', float('nan')):>8.4f} "
                      f"{ssim.get('max', float('nan')):>8.4f} "
                      f"{src['median'] if src else '-':>11}")

@@ -1,4 +1,6 @@
-"""``rose-audit <release>``: per-subset pair similarity, distinct assets, reuse and invisible exceptions.
+"""``rose-audit <release>``: pair similarity, distinct assets, reuse, invisible exceptions, guessability.
+
+Answer guessability (rose_gen/check/guessability.py) is reported and warned about, never the exit status.
 
 Writes ``<release>.audit.json`` beside the release (or ``--out``) and prints a table. Exit status 0
 when the audit is clean or only non-standard scenes have flagged exceptions, 1 when a
@@ -16,6 +18,7 @@ from pathlib import Path
 from rose_eval.atomic import write_atomic
 from rose_eval.cli.args import OneLineParser
 from rose_gen.check.audit import AuditError, audit_release, audit_table, default_audit_path
+from rose_gen.check.guessability import guessability_table
 
 
 def _parser() -> OneLineParser:
@@ -48,12 +51,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(audit_table(record))
     flagged = sum(s["flagged"] for s in record["subsets"].values())
+    imperceptible = sum(s["imperceptible"] for s in record["subsets"].values())
     print(f"rose-audit: {record['scenes']} scenes, {flagged} flagged exception(s) "
           f"({record['standard_flagged']} in standard scenes), {record['standard_majority_mismatch']} standard "
           f"scene(s) with non-identical majorities; wrote {out}")
+    for name, s in record["subsets"].items():
+        if s["imperceptible"]:
+            print(f"rose-audit: {name}: {s['imperceptible']} exception(s) in {s['imperceptible_scenes']} scene(s) "
+                  f"fail the perceptibility rule (stand out less than {s['perceptibility_margin']:g}x the "
+                  "majority's own variation)")
+    for note in record.get("preset_notes", []):
+        print(f"rose-audit: preset: {note}")
     for broken in record["standard_limits_broken"]:
         print(f"rose-audit: standard limit exceeded: {broken}")
-    failed = not record["ok"] or (args.strict and (flagged > 0 or bool(record["standard_limits_broken"])))
+    print(guessability_table(record["guessability"]))
+    failed = not record["ok"] or (args.strict and (flagged > 0 or imperceptible > 0 or bool(record["standard_limits_broken"])))
     return 1 if failed else 0
 
 

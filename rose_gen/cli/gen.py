@@ -131,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if config.shard is not None:
         what = "wrote shard" if result.written else "finished shard already present at"
     print(f"rose-gen: {what} {result.path} ({result.scenes} scenes)", file=sys.stderr)
+    for note in result.notes:
+        print(f"rose-gen: preset: {note}", file=sys.stderr)
     return 0
 
 

@@ -109,6 +109,8 @@ def run_job(cfg: DictConfig) -> str | None:
         return None
     what = "wrote" if result.written else "kept the finished"
     print(f"rose-gen: {what} {result.path} ({result.scenes} scenes)", file=sys.stderr, flush=True)
+    for note in result.notes:
+        print(f"rose-gen: preset: {note}", file=sys.stderr, flush=True)
     return str(result.path)
 
 

@@ -27,17 +27,22 @@ from rose_gen.release.config_schema import GenConf, SubsetConf
 from rose_gen.release.export import ExportSettings
 from rose_gen.release.shards import ShardSpec
 from rose_gen.render.compose import CUE_OVERLAYS, CueSettings, RenderSettings
+from rose_gen.scene.balance import BalanceSpec
 from rose_gen.scene.difficulty import DifficultyParams
 from rose_gen.scene.layout import LayoutParams
 from rose_gen.scene.plan import PlanError, SubsetPlan, validate_plan
 from rose_gen.scene.presets import PresetError, preset_from_conf
 from rose_gen.scene.regions import RegionSizes
+from rose_gen.tasks.controls import check_controls
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
 # Keys that say how to run, not what to make: never recorded in the release.
 RUN_KEYS: tuple[str, ...] = ("output_dir", "workers", "overwrite", "progress", "shard")
+# Subset keys newer than the releases already made: not recorded while null (their default),
+# so those releases' recorded configs (and bytes) stay as they were.
+UNRECORDED_WHEN_NULL: tuple[str, ...] = ("balance",)
 
 
 class ConfigError(ValueError):
@@ -131,7 +136,15 @@ def recorded_config(cfg: DictConfig) -> dict[str, Any]:
     """The composed config as plain data, without run-only keys."""
     data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
     assert isinstance(data, dict)
-    return {k: v for k, v in data.items() if k not in RUN_KEYS}
+    for subset in (data.get("subset") or {}).values():
+        for key in UNRECORDED_WHEN_NULL:
+            if isinstance(subset, dict) and subset.get(key, 0) is None:
+                del subset[key]
+    out = {k: v for k, v in data.items() if k not in RUN_KEYS}
+    export = out.get("export")
+    if isinstance(export, dict) and not export.get("controls"):  # off: recorded as before controls existed
+        out["export"] = {k: v for k, v in export.items() if k != "controls"}
+    return out
 
 
 def config_from_recorded(recorded: dict[str, Any]) -> GenConfig:
@@ -203,6 +216,7 @@ def _plan(key: str, sc: SubsetConf, cfg: DictConfig) -> SubsetPlan:
         source_options=OmegaConf.to_container(sc.source_options, resolve=True),
         dataset_version=cfg.dataset_version,
         preset=preset,
+        balance=None if sc.balance is None else BalanceSpec(**OmegaConf.to_container(sc.balance)),
     )
 
 
@@ -228,6 +242,10 @@ def build_config(cfg: DictConfig) -> GenConfig:
     _require(e.parquet_compression in ("none", "snappy", "gzip", "zstd", "brotli", "lz4"),
              f"export.parquet_compression {e.parquet_compression!r} must be one of none, snappy, gzip, zstd, "
              "brotli, lz4")
+    try:
+        controls = check_controls([str(name) for name in e.controls])
+    except ValueError as exc:
+        raise ConfigError(f"export.controls: {exc}") from None
     plans: list[SubsetPlan] = []
     names: dict[str, str] = {}
     for key in _select(cfg):
@@ -249,7 +267,7 @@ def build_config(cfg: DictConfig) -> GenConfig:
     export = ExportSettings(parquet=bool(e.parquet), parquet_rows_per_group=int(e.parquet_rows_per_group),
                             parquet_compression=str(e.parquet_compression), bridges=bool(e.bridges),
                             parquet_rows_per_file=int(e.parquet_rows_per_file),
-                            parquet_max_rows_per_file=int(e.parquet_max_rows_per_file))
+                            parquet_max_rows_per_file=int(e.parquet_max_rows_per_file), controls=controls)
     output_dir = Path(cfg.output_dir) if cfg.output_dir else None
     return GenConfig(seed=int(cfg.seed), plans=tuple(plans), render=render, export=export,
                      plugins=tuple(cfg.plugins), recorded=recorded_config(cfg),

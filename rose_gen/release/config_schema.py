@@ -36,6 +36,12 @@ class RegionSizesConf:
 
 
 @dataclass
+class BalanceConf:
+    max_count: int = 5
+    local_max: int = 3
+
+
+@dataclass
 class SubsetConf:
     name: str = MISSING
     source: str = MISSING
@@ -48,6 +54,7 @@ class SubsetConf:
     cue_type: str | None = None
     font_scale: float | None = None
     source_options: dict[str, Any] = field(default_factory=dict)
+    balance: BalanceConf | None = None  # rose_gen/scene/balance.py; null = v0.1's answer mixes
 
 
 @dataclass
@@ -90,6 +97,7 @@ class ExportConf:
     bridges: bool = True
     parquet_rows_per_file: int = 0
     parquet_max_rows_per_file: int = 20000
+    controls: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -17,6 +17,8 @@ Layout (all paths relative to the release root, forward slashes)::
     metadata_dev.jsonl, metadata_test.jsonl            the main task rows, five per scene
     analysis/global_click/metadata_{dev,test}.jsonl    T1B_CLICK_GLOBAL bridge rows
     analysis/matched_local_count/metadata_{dev,test}.jsonl   T2B_COUNT_LOCAL_MATCHED rows
+    analysis/controls/<control>/...                    interface controls, only with export.controls
+                                                       (rose_gen.release.controls)
     data/dev.parquet, data/test.parquet                main rows + an ``image`` column (HF Image);
                                                        or data/<split>-0000k-of-0000n.parquet
     README.md                                          dataset card (configs + explicit features)
@@ -67,6 +69,7 @@ class ExportSettings:
     bridges: bool = True
     parquet_rows_per_file: int = 0  # 0: one data/<split>.parquet; n: HF-style files of at most n rows
     parquet_max_rows_per_file: int = 20000  # with 0 above: larger splits get HF-style files of this many rows
+    controls: tuple[str, ...] = ()  # interface controls written under analysis/controls/ (rose_gen.release.controls)
 
     def rows_per_file(self, split_rows: Sequence[int]) -> int:
         """Rows per Parquet file for a release whose splits have ``split_rows`` rows (0: one file per split).
@@ -217,6 +220,7 @@ class ReleaseWriter(AtomicFolder):
                 for folder in BRIDGE_DIRS.values():
                     self._sink(f"{folder}/metadata_{split}.jsonl")
         self.close()
+        control_counts = self._write_controls(info)
         for rel, sink in self.sinks.items():
             self.files[rel] = sink.digest.hexdigest()
         columns = self.columns["dev"].then(self.columns["test"]).columns()
@@ -237,6 +241,8 @@ class ReleaseWriter(AtomicFolder):
                 for rel, job in done:
                     self.files[rel] = job.result()
         counts = self._counts()
+        if control_counts:  # only with controls on: a release without them is unchanged
+            counts["control_rows"] = control_counts
         self.write_file(CARD_FILE, dataset_card(info, columns, counts, s, parquet_files).encode("utf-8"))
         self.write_file(LICENSES_FILE, licenses_text(info).encode("utf-8"))
         self.write_summary({
@@ -249,6 +255,15 @@ class ReleaseWriter(AtomicFolder):
             "files": self.sorted_files(),
         })
         return self.move_into_place()
+
+    def _write_controls(self, info: ReleaseInfo) -> dict[str, dict[str, int]]:
+        """The interface controls' rows, images and Parquet (none unless ``settings.controls``)."""
+        if not self.settings.controls:
+            return {}
+        from rose_gen.release.controls import write_controls
+
+        level = int((info.config.get("render") or {}).get("png_compress_level", 1))
+        return write_controls(self, self.settings, level)
 
     def _counts(self) -> dict[str, Any]:
         subsets = ordered_subsets(s for s, _ in self.scene_counts)

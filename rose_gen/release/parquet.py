@@ -71,10 +71,15 @@ def read_rows(jsonl: Path, offset: int, n_rows: int) -> Iterator[dict[str, Any]]
 
 
 def write_parquet(root: Path, rel: str, rows: Iterator[dict[str, Any]], columns: list, *,
-                  rows_per_group: int, compression: str) -> str:
-    """Write ``rows`` with their images (read from ``root``) to ``root/rel`` in row groups; return its sha256."""
+                  rows_per_group: int, compression: str, image_column: bool = True) -> str:
+    """Write ``rows`` with their images (read from ``root``) to ``root/rel`` in row groups; return its sha256.
+
+    ``image_column`` False: rows without images (the text-only control), ``image`` is a plain column.
+    """
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
+    if not image_column:
+        return _write_plain(path, rows, columns, rows_per_group=rows_per_group, compression=compression)
     schema = arrow_schema([(name, IMAGE if name == "image" else t) for name, t in columns])
     at = schema.get_field_index("image")
     plain = pa.schema([f for f in schema if f.name != "image"])
@@ -94,6 +99,23 @@ def write_parquet(root: Path, rel: str, rows: Iterator[dict[str, Any]], columns:
                     fields=image_fields)
                 writer.write_table(table.add_column(at, schema.field("image"), images).replace_schema_metadata(
                     schema.metadata))
+                wrote = True
+            if not wrote:
+                writer.write_table(schema.empty_table())
+    return sink.digest.hexdigest()
+
+
+def _write_plain(path: Path, rows: Iterator[dict[str, Any]], columns: list, *, rows_per_group: int,
+                 compression: str) -> str:
+    """Write ``rows`` (no image bytes) to ``path`` in row groups; return its sha256."""
+    schema = arrow_schema(columns)
+    step = max(1, int(rows_per_group))
+    with open(path, "wb") as fh:
+        sink = HashingFile(fh)
+        with pq.ParquetWriter(sink, schema, compression=compression) as writer:
+            wrote = False
+            while chunk := list(islice(rows, step)):
+                writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
                 wrote = True
             if not wrote:
                 writer.write_table(schema.empty_table())

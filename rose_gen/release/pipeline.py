@@ -32,6 +32,7 @@ from rose_gen.release.provenance import release_info
 from rose_gen.release.ranked_rows import RankedRows, hard_shares, rows_of
 from rose_gen.render.compose import RGB, CueSettings, RenderSettings, render_scene, scene_cue_color
 from rose_gen.render.degrade import needs_preset_render, render_preset_scene
+from rose_gen.scene.presets import PresetTally
 from rose_gen.scene.redraw import DrawnCheck
 from rose_gen.sources import SOURCES, load_sources
 
@@ -217,6 +218,7 @@ class GenerationResult:
     path: Path
     written: bool
     scenes: int
+    notes: tuple[str, ...] = ()  # knobs a difficulty preset did not apply as stated (one line each)
 
 
 def plan_subsets(config: GenConfig) -> Iterator[list[SceneSpec]]:
@@ -295,15 +297,18 @@ def generate_release(config: GenConfig, *, progress: Progress | None = None) -> 
     check_target(config.output_dir, overwrite=config.overwrite, config=config.recorded)
     with ReleaseWriter(config.output_dir, config.export, overwrite=config.overwrite) as writer:
         ranked = RankedRows(hard_shares(config.plans), lambda _, rows: writer.add_rows(rows))
+        tally = PresetTally()
 
         def store(position: int, result: DrawnResult) -> None:
             writer.add_images(result.images)
             ranked.add(position, result.scene, result.cue_color)
+            tally.add(result.scene)
 
         info = render_release(config, store, progress=progress)
         ranked.close()
         path, written = writer.commit(info)
-    return GenerationResult(path=path, written=written, scenes=sum(p.n_scenes for p in config.plans))
+    return GenerationResult(path=path, written=written, scenes=sum(p.n_scenes for p in config.plans),
+                            notes=tuple(tally.notes()))
 
 
 def generate_shard(config: GenConfig, *, progress: Progress | None = None) -> GenerationResult:

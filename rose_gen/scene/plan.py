@@ -19,6 +19,7 @@ from rose_eval import vocab
 from rose_gen.core.rng import scene_rng, subset_rng
 from rose_gen.core.schema import DATASET_VERSION, REGION_TEMPLATES, AssetPair, RegionSpec, SceneSpec
 from rose_gen.scene import redraw
+from rose_gen.scene.balance import BalanceError, BalanceSpec, balanced_scene, validate_balance
 from rose_gen.scene.difficulty import (
     DifficultyParams,
     apply_cut,
@@ -70,7 +71,8 @@ class SubsetPlan:
     VISUAL_REGION rectangle). ``font_scale`` sets ``font_size = int(cell_size *
     font_scale)`` (glyph subsets), ``None`` for no font. ``source_options`` is handed to
     the source's ``pool()``. ``preset`` is the difficulty preset (:mod:`rose_gen.scene.presets`;
-    the default, ``standard``, changes nothing).
+    the default, ``standard``, changes nothing). ``balance`` draws answers uniformly
+    (:mod:`rose_gen.scene.balance`; None: v0.1's mixes, and not recorded).
     """
 
     subset: str
@@ -91,6 +93,7 @@ class SubsetPlan:
     source_options: Mapping[str, Any] = field(default_factory=dict)
     dataset_version: str = DATASET_VERSION
     preset: DifficultyPreset = field(default_factory=DifficultyPreset)
+    balance: BalanceSpec | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +111,7 @@ class SubsetPlan:
             "source_options": dict(self.source_options),
             "dataset_version": self.dataset_version,
             "preset": self.preset.to_json(),
+            **({"balance": self.balance.to_json()} if self.balance is not None else {}),
         }
 
     @classmethod
@@ -128,6 +132,7 @@ class SubsetPlan:
             source_options=dict(data["source_options"]),
             dataset_version=data["dataset_version"],
             preset=DifficultyPreset.from_json(data["preset"]) if "preset" in data else DifficultyPreset(),
+            balance=BalanceSpec.from_json(data["balance"]) if data.get("balance") else None,
         )
 
 
@@ -181,6 +186,14 @@ def validate_plan(plan: SubsetPlan) -> None:
         )
     _weights(plan.region_type_weights, NUMERIC_REGION_TYPES, "region type", s)
     _weights(plan.case_weights, CASES, "region case", s)
+    if plan.balance is not None:
+        if not plan.preset.changes_nothing:
+            raise PlanError(f"{s}: balance draws the answers of the standard difficulty; the "
+                            f"{plan.preset.name!r} preset would change them (use difficulty=standard)")
+        try:
+            validate_balance(plan.balance, min_rows * min_cols)
+        except BalanceError as err:
+            raise PlanError(f"{s}: {err}") from None
     z = plan.region_sizes
     if z.attempts < 1:
         raise PlanError(f"{s}: region attempts must be at least 1")
@@ -265,6 +278,7 @@ class SubsetDraws:
     pool: PresetPool
     splits: tuple[str, ...]
     cut: float | None
+    perceptible: bool = True  # apply the perceptibility rule (False: the visibility measure alone, as before it)
 
     @classmethod
     def build(cls, plan: SubsetPlan, seed: int, source: VisualSource,
@@ -281,21 +295,25 @@ class SubsetDraws:
         """Scene ``k`` (1-based), redrawn until its exceptions are visible as rendered (unranked)."""
         if not 1 <= k <= self.plan.n_scenes:
             raise PlanError(f"{self.plan.subset}: scene index {k} outside 1..{self.plan.n_scenes}")
-        return _drawn_scene(self.plan, self.seed, k, self.pool, self.source, self.splits[k - 1], self.cut)
+        return _drawn_scene(self.plan, self.seed, k, self.pool, self.source, self.splits[k - 1], self.cut,
+                            self.perceptible)
 
 
 def _drawn_scene(plan: SubsetPlan, seed: int, k: int, ppool: PresetPool, source: VisualSource, split: str,
-                 cut: float | None) -> DrawnScene:
+                 cut: float | None, perceptible: bool = True) -> DrawnScene:
     """Scene k with the preset applied, redrawn until its exceptions are visible as rendered.
 
     See :mod:`rose_gen.scene.redraw`: draw 0 is the subset's pair order; later draws take spare
     pairs of the band, then of the whole pool. Rejected draws are recorded on the rows.
     """
     rejected: list[dict[str, Any]] = []
+    softenable = plan.preset.jitter.enabled or plan.preset.degrade.enabled
     for draw in range(redraw.MAX_DRAWS):
-        pool = ppool.band if draw < redraw.BAND_DRAWS else ppool.pool
-        scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, draw), ppool, source, seed)
-        check = redraw.check_drawn(scene, source)
+        strength, pair_draw = redraw.softening(draw, softenable)  # softened draws reuse the first pairs
+        pool = ppool.band if pair_draw < redraw.BAND_DRAWS else ppool.pool
+        scene = apply_preset(_plan_scene(plan, seed, k, pool, source, split, cut, pair_draw), ppool, source, seed,
+                             strength=strength)
+        check = redraw.check_drawn(scene, source, perceptible=perceptible)
         if not check.reasons:
             if rejected:  # the record changes the rows only, not the pixels checked
                 fields = {**scene.pair.row_fields, redraw.ROW_FIELD: rejected}
@@ -330,29 +348,11 @@ def _plan_scene(
     pair, cycle = _pair_for_scene(seed, plan, k, pool, draw)
     pair = source.orient(pair, scene_rng(seed, plan.subset, k, "orient"))
 
-    rng = scene_rng(seed, plan.subset, k, "regions")
     type_probs = _weights(plan.region_type_weights, NUMERIC_REGION_TYPES, "region type", plan.subset)
-    case_probs = _weights(plan.case_weights, CASES, "region case", plan.subset)
-    regions: dict[str, RegionSpec] = {}
-    for template in REGION_TEMPLATES:
-        box_type = _choice(rng, NUMERIC_REGION_TYPES, type_probs)  # drawn always: fixed stream
-        wanted = _choice(rng, CASES, case_probs)
-        fixed_kind = _FIXED_REGION_KIND.get(template)
-        region_type = fixed_kind or box_type
-        exclude = box_type if region_type == "EXCLUSION" else None
-        try:
-            regions[template] = sample_region(
-                region_type,
-                rng,
-                layout.rows,
-                layout.cols,
-                layout.target_cells,
-                wanted,
-                plan.region_sizes,
-                exclude_type=exclude,
-            )
-        except RegionError as err:
-            raise PlanError(f"{plan.subset} scene {k}: {err}") from None
+    if plan.balance is not None:
+        layout, regions = _balanced(plan, seed, k, layout, type_probs)
+    else:
+        regions = _sampled_regions(plan, seed, k, layout, type_probs)
 
     difficulty: dict[str, str] = {}
     inputs: dict[str, dict[str, Any]] = {}
@@ -362,7 +362,7 @@ def _plan_scene(
     if plan.difficulty.hard_share is not None:  # own stream: the other draws do not move
         tie_break = round(float(scene_rng(seed, plan.subset, k, "difficulty").random()), 6)
     for template in vocab.TEMPLATE_ORDER:
-        got = regions[template].got_case if template in regions else "all"
+        got = regions[template].got_case if template in regions else ("all" if n else "zero")
         label, recorded = rate(n, got, tier, layout.grid_size_profile, plan.difficulty, tie_break)
         difficulty[template], inputs[template] = label, recorded
 
@@ -392,6 +392,50 @@ def _plan_scene(
         protocol_version=vocab.PROTOCOL_VERSION,
         pair_cycle=cycle,
     )
+
+
+def _sampled_regions(plan: SubsetPlan, seed: int, k: int, layout: Any, type_probs: np.ndarray
+                     ) -> dict[str, RegionSpec]:
+    """Scene k's regions aiming for the plan's case mix (the ``regions`` stream)."""
+    rng = scene_rng(seed, plan.subset, k, "regions")
+    case_probs = _weights(plan.case_weights, CASES, "region case", plan.subset)
+    regions: dict[str, RegionSpec] = {}
+    for template in REGION_TEMPLATES:
+        box_type = _choice(rng, NUMERIC_REGION_TYPES, type_probs)  # drawn always: fixed stream
+        wanted = _choice(rng, CASES, case_probs)
+        fixed_kind = _FIXED_REGION_KIND.get(template)
+        region_type = fixed_kind or box_type
+        exclude = box_type if region_type == "EXCLUSION" else None
+        try:
+            regions[template] = sample_region(
+                region_type,
+                rng,
+                layout.rows,
+                layout.cols,
+                layout.target_cells,
+                wanted,
+                plan.region_sizes,
+                exclude_type=exclude,
+            )
+        except RegionError as err:
+            raise PlanError(f"{plan.subset} scene {k}: {err}") from None
+    return regions
+
+
+def _balanced(plan: SubsetPlan, seed: int, k: int, layout: Any, type_probs: np.ndarray
+              ) -> tuple[Any, dict[str, RegionSpec]]:
+    """Scene k's exception cells and regions with balanced answers (own ``balance`` stream)."""
+    assert plan.balance is not None
+    rng = scene_rng(seed, plan.subset, k, "balance")
+    kinds = []
+    for template in REGION_TEMPLATES:
+        box_type = _choice(rng, NUMERIC_REGION_TYPES, type_probs)
+        kinds.append((_FIXED_REGION_KIND.get(template) or box_type, box_type))
+    try:
+        targets, specs = balanced_scene(rng, plan.balance, layout.rows, layout.cols, kinds, plan.region_sizes)
+    except BalanceError as err:
+        raise PlanError(f"{plan.subset} scene {k}: {err}") from None
+    return replace(layout, target_cells=targets), dict(zip(REGION_TEMPLATES, specs, strict=True))
 
 
 def plan_subset(

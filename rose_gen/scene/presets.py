@@ -203,22 +203,40 @@ def preset_layout(layout: LayoutParams, preset: DifficultyPreset) -> LayoutParam
     return replace(layout, exception_weights=weights, cell_size=cell)
 
 
+BAND_KEY = "band_similarity"  # render field of a source whose rows carry no similarity (EmojiStyle)
+
+
+def band_similarities(pool: Sequence[AssetPair]) -> list[float | None] | None:
+    """Each pair's similarity for ranking a band: ``similarity``, else the source's
+    ``render["band_similarity"]`` (None there: below the source's similarity floor, never in a
+    band); None when the pool offers neither."""
+    if pool and all(p.similarity is not None for p in pool):
+        return [float(p.similarity) for p in pool]
+    if pool and all(BAND_KEY in p.render for p in pool):
+        return [None if p.render[BAND_KEY] is None else float(p.render[BAND_KEY]) for p in pool]
+    return None
+
+
 def band_pool(pool: Sequence[AssetPair], preset: DifficultyPreset) -> tuple[list[AssetPair], bool]:
     """(pairs whose similarity rank lies in the band, whether the band applied).
 
     Ranks are over the pool's scored pairs (ascending similarity, ties by pool order);
-    rank r of m has quantile r / (m - 1). A pool with unscored pairs is used whole.
+    rank r of m has quantile r / (m - 1). A pool without similarities is used whole.
     """
     lo, hi = preset.similarity_band
-    if (lo, hi) == (0.0, 1.0) or not pool or any(p.similarity is None for p in pool):
+    sims = band_similarities(pool) if (lo, hi) != (0.0, 1.0) else None
+    if sims is None:
         return list(pool), False
-    sims = np.array([float(p.similarity) for p in pool])
-    order = np.argsort(sims, kind="stable")
-    q = np.empty(len(pool))
-    q[order] = np.arange(len(pool)) / max(len(pool) - 1, 1)
+    scored = [i for i, v in enumerate(sims) if v is not None]
+    if not scored:
+        return list(pool), False
+    values = np.array([sims[i] for i in scored])
+    order = np.argsort(values, kind="stable")
+    q = np.empty(len(scored))
+    q[order] = np.arange(len(scored)) / max(len(scored) - 1, 1)
     keep = (q >= lo - 1e-12) & (q <= hi + 1e-12)
-    band = [p for p, k in zip(pool, keep, strict=True) if k]
-    return (band or [pool[int(order[-1])]]), True
+    band = [pool[i] for i, k in zip(scored, keep, strict=True) if k]
+    return (band or [pool[scored[int(order[-1])]]]), True
 
 
 @dataclass(frozen=True)
@@ -252,21 +270,30 @@ def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_siz
               rng: np.random.Generator) -> AssetPair | None:
     """A second exception identity for ``pair``'s scene, or None when the source has none.
 
-    Candidates are orientations (drawn with ``source.orient``) of the pool entries that
-    contain ``pair.majority`` on either side, whose majority is ``pair.majority`` and whose
-    target is new. A candidate is accepted when its majority tile is pixel-identical to
+    Candidates are the source's own ``companions(pair)`` when it has that hook (EmojiStyle:
+    the identity by a third vendor), and orientations (drawn with ``source.orient``) of the
+    pool entries that contain ``pair.majority`` on either side, whose majority is
+    ``pair.majority`` and whose target is new, each redrawn as the scene draws its pair when
+    the source has the ``in_scene(candidate, pair)`` hook (ChineseGlyph: in the scene's face,
+    verified there). A candidate is accepted when its majority tile is pixel-identical to
     the scene's and its target is visible, with the margin of :data:`COMPANION_VISIBILITY`,
     against the majority and against the first target.
     """
     from rose_gen.assets.visibility import is_visible, tile_difference
 
     found: dict[str, AssetPair] = {}
+    for cand in getattr(source, "companions", lambda _: [])(pair):  # the source's own (optional hook)
+        if cand.majority == pair.majority and cand.target not in (pair.target, pair.majority):
+            found.setdefault(cand.target, cand)
     for i in ppool.by_side.get(pair.majority, ()):
         entry = ppool.pool[i]
         for _ in range(ORIENT_TRIES):
             cand = source.orient(entry, rng)
             if cand.majority == pair.majority and cand.target not in (pair.target, pair.majority):
                 found.setdefault(cand.target, cand)
+    in_scene = getattr(source, "in_scene", None)  # optional hook: draw a candidate as the scene draws its pair
+    if in_scene is not None:
+        found = {t: c for t, c in ((t, in_scene(c, pair)) for t, c in sorted(found.items())) if c is not None}
     if not found:
         return None
     names = sorted(found)
@@ -285,9 +312,26 @@ def companion(pair: AssetPair, ppool: PresetPool, source: VisualSource, cell_siz
     return None
 
 
-def _scene_choices(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int
+def softened(preset: DifficultyPreset, strength: float) -> DifficultyPreset:
+    """``preset`` with its jitter and degradation scaled to ``strength`` (1: unchanged, 0: none):
+    offsets and the scale's distance from 1 times ``strength``, the downscale factor's distance
+    from 1 times ``strength``, the JPEG quality moved towards 95 (none at 0)."""
+    if strength >= 1.0:
+        return preset
+    t = float(strength)
+    jit = JitterParams(max_offset=round(preset.jitter.max_offset * t, 6),
+                       min_scale=round(1.0 - (1.0 - preset.jitter.min_scale) * t, 6))
+    down, jpeg = preset.degrade.downscale, preset.degrade.jpeg_quality
+    deg = DegradeParams(
+        downscale=tuple(round(1.0 - (1.0 - v) * t, 6) for v in down) if down and t > 0 else None,
+        jpeg_quality=tuple(int(round(95 - (95 - v) * t)) for v in jpeg) if jpeg and t > 0 else None)
+    return replace(preset, jitter=jit, degrade=deg)
+
+
+def _scene_choices(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int, strength: float = 1.0
                    ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the row record, the renderer's record) of one scene under the preset."""
+    """(the row record, the renderer's record) of one scene under the preset (its jitter and
+    degradation at ``strength``, :func:`softened`)."""
     preset = ppool.preset
     row: dict[str, Any] = {
         "name": preset.name,
@@ -313,6 +357,9 @@ def _scene_choices(scene: SceneSpec, ppool: PresetPool, source: VisualSource, se
         state = "unavailable" if wants_second else "not_drawn"
         row.update(second_identity=state if preset.second_identity_share > 0 else "off", second_target="",
                    second_pair_key="", second_target_cells=[])
+    if strength < 1.0:
+        row["softened"] = float(strength)
+        preset = softened(preset, strength)
     jit = preset.jitter
     if jit.enabled:
         jseed = int(scene_rng(seed, scene.subset, scene.scene_index, "jitter").integers(2**62))
@@ -330,12 +377,62 @@ def _scene_choices(scene: SceneSpec, ppool: PresetPool, source: VisualSource, se
     return row, render
 
 
-def apply_preset(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int) -> SceneSpec:
-    """``scene`` with the preset's per-scene choices (unchanged when the preset changes nothing)."""
+def apply_preset(scene: SceneSpec, ppool: PresetPool, source: VisualSource, seed: int,
+                 strength: float = 1.0) -> SceneSpec:
+    """``scene`` with the preset's per-scene choices (unchanged when the preset changes nothing);
+    ``strength`` < 1 softens its jitter and degradation (:func:`softened`, recorded as ``softened``)."""
     if ppool.preset.changes_nothing:
         return scene
-    row, render = _scene_choices(scene, ppool, source, seed)
+    row, render = _scene_choices(scene, ppool, source, seed, strength)
     pair = replace(scene.pair, row_fields={**scene.pair.row_fields, ROW_FIELD: row})
     return replace(scene, pair=pair, extra={**scene.extra, EXTRA_KEY: {"name": row["name"], **render}})
 
 
+
+
+# -- what a release's presets did ----------------------------------------------------------------
+
+
+@dataclass
+class PresetTally:
+    """Counts, per subset, of what the preset did to the scenes drawn (for one stderr line per knob
+    a preset asked for and did not fully apply): the band, the second identity, softened draws."""
+
+    scenes: dict[str, int] = field(default_factory=dict)
+    band_missing: dict[str, int] = field(default_factory=dict)
+    second_asked: dict[str, int] = field(default_factory=dict)
+    second_missing: dict[str, int] = field(default_factory=dict)
+    softened: dict[str, int] = field(default_factory=dict)
+
+    def add(self, scene: SceneSpec) -> None:
+        """Count one drawn scene (scenes without a preset record are not counted)."""
+        record = scene.pair.row_fields.get(ROW_FIELD)
+        if not isinstance(record, Mapping):
+            return
+        s = scene.subset
+        bump = lambda d: d.__setitem__(s, d.get(s, 0) + 1)  # noqa: E731
+        bump(self.scenes)
+        if tuple(record.get("similarity_band", (0.0, 1.0))) != (0.0, 1.0) and not record.get("band_applied"):
+            bump(self.band_missing)
+        if record.get("second_identity") in ("used", "unavailable"):
+            bump(self.second_asked)
+            if record["second_identity"] == "unavailable":
+                bump(self.second_missing)
+        if "softened" in record:
+            bump(self.softened)
+
+    def notes(self) -> list[str]:
+        """One line per subset and knob the preset did not apply as stated."""
+        out = []
+        for s, n in self.scenes.items():
+            if self.band_missing.get(s):
+                out.append(f"{s}: similarity band not applied in {self.band_missing[s]} of {n} scene(s) "
+                           "(the source gives no similarity)")
+            if self.second_missing.get(s):
+                out.append(f"{s}: second exception identity unavailable in {self.second_missing[s]} of "
+                           f"{self.second_asked[s]} scene(s) that drew one (no companion for the scene's majority)")
+            if self.softened.get(s):
+                out.append(f"{s}: jitter and degradation softened in {self.softened[s]} of {n} scene(s) "
+                           "(no pair's exceptions were perceptible at the preset's strength; "
+                           "difficulty_preset.softened on the rows)")
+        return out

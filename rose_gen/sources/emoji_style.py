@@ -61,6 +61,12 @@ from rose_gen.sources.emoji_common import EmojiPairSource, asset_spec, pair_fit
 INFO = SourceInfo(name="emoji_style", subset="ROSE-EmojiStyle", id_prefix=SUBSET_ID_PREFIX["ROSE-EmojiStyle"], primitive_type="EMOJI_STYLE",
                   item_seed_base=202600000000, layout_family="glyph_emoji", image_split="pilot")
 
+# A difficulty preset's similarity band ranks EmojiStyle pairs by how alike the two vendors draw the
+# identity: the manifest's SSIM of the two tiles at 42 px (mean over the vendor pairs in use),
+# carried as render["band_similarity"] so rows, tiers and the standard pool stay v0.1's. Pairs below
+# the floor depict the identity too differently to count as "the same thing, another vendor"
+# (Twemoji's troll face against Noto's whole-body troll: 0.13); an applied band leaves them out.
+STYLE_SIMILARITY_FLOOR = 0.2
 V0_1_VENDOR_PAIRS: tuple[tuple[str, str], ...] = (("twemoji", "noto"),)  # twemoji_svg -> pngfile stand-in
 DEFAULT_OPTIONS: dict[str, Any] = {"vendor_pairs": [list(p) for p in V0_1_VENDOR_PAIRS], "vendors": list(STYLE_VENDORS),
                                    "skin_tones": False, "exclude_groups": ["Component"], "groups": None,
@@ -143,12 +149,14 @@ def style_pool(options: Mapping[str, Any] | None = None) -> list[AssetPair]:
         if not ok:
             continue
         a, b = ordered[0]
+        ssim = float(np.mean([ver["pairs"][f"{u}|{v}"]["ssim"] for u, v in unordered]))
         pool.append(AssetPair(
             source=INFO.name, majority=f"{a}:{key}", target=f"{b}:{key}", pair_key=key,
             row_fields=style_fields(rec, a, b),
             render={"majority": asset_spec(rec, a, fit=pair_fit(rec, (a, b))),
                     "target": asset_spec(rec, b, fit=pair_fit(rec, (a, b))),
-                    "vendor_pairs": [list(p) for p in ordered]},
+                    "vendor_pairs": [list(p) for p in ordered],
+                    "band_similarity": round(ssim, 6) if ssim >= STYLE_SIMILARITY_FLOOR else None},
         ))
     return pool
 
@@ -179,6 +187,29 @@ class EmojiStyleSource(EmojiPairSource):
                                  "target": asset_spec(rec, target, fit=pair_fit(rec, (majority, target))),
                                  "vendor_pairs": [list(p) for p in choices]},
                          similarity=pair.similarity)
+
+
+    def companions(self, pair: AssetPair) -> list[AssetPair]:
+        """Second exception identities for a scene of ``pair`` (difficulty presets): the same
+        identity drawn by each other vendor (another artwork than both of the scene's) whose art
+        reaches the scene's ink-box share, at that share, beside the scene's own majority tile."""
+        rec = identity_records()[pair.pair_key]
+        majority, target = pair.render["majority"], pair.render["target"]
+        used = {majority["vendor"], target["vendor"]}
+        out = []
+        for vendor in sorted(v for v in STYLE_VENDORS if v not in used and v in rec["files"]):
+            if not distinct_artwork_pairs([vendor, majority["vendor"]]) or not distinct_artwork_pairs(
+                    [vendor, target["vendor"]]):
+                continue
+            fit = target.get("fit")
+            if fit is not None and pair_fit(rec, (majority["vendor"], target["vendor"], vendor)) < fit - 1e-9:
+                continue  # this vendor's art cannot be drawn at the scene's ink-box share (size would tell)
+            out.append(AssetPair(source=pair.source, majority=pair.majority, target=f"{vendor}:{pair.pair_key}",
+                                 pair_key=pair.pair_key, row_fields=pair.row_fields,
+                                 render={"majority": majority,
+                                         "target": asset_spec(rec, vendor, fit=target.get("fit"))},
+                                 similarity=pair.similarity))
+        return out
 
 
 SOURCE = EmojiStyleSource()

@@ -216,6 +216,20 @@ class GlyphSource:
         return AssetPair(source=pair.source, majority=majority, target=target, pair_key=pair.pair_key,
                          row_fields=fields, render=pair.render, similarity=pair.similarity)
 
+    def in_scene(self, candidate: AssetPair, scene_pair: AssetPair) -> AssetPair | None:
+        """``candidate`` (another pool pair sharing the scene's majority character) drawn in the
+        scene's face, for a second exception identity (difficulty presets); None when that face
+        fails :func:`verify_pair` for it (a missing glyph, or not visibly different)."""
+        face = face_from_entry(scene_pair.render["face"])
+        if not verify_pair(face, candidate.majority, candidate.target).ok:
+            return None
+        a, b = sorted((candidate.majority, candidate.target))
+        fields = glyph_fields(a, b, candidate.majority, scene_pair.row_fields["font_name"],
+                              candidate.row_fields["similarity_level"])
+        return AssetPair(source=candidate.source, majority=candidate.majority, target=candidate.target,
+                         pair_key=candidate.pair_key, row_fields=fields, render=scene_pair.render,
+                         similarity=candidate.similarity)
+
     def render_tile(self, pair: AssetPair, role: str, cell_size: int) -> Image.Image:
         """The role's character black on white, ink-centred, font size int(cell_size * 0.72)."""
         if role not in ROLES:

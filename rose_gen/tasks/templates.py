@@ -30,6 +30,8 @@ from rose_gen.tasks.prompts import (
 )
 
 GLOBAL_REGION = RegionSpec("GLOBAL", {}, "all", "all")
+# A scene without exceptions (balanced profiles): the whole grid holds none of them.
+EMPTY_GLOBAL_REGION = RegionSpec("GLOBAL", {}, "zero", "zero")
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,9 @@ class TaskTemplate:
     bridge: Bridge | None = None
 
     def region(self, scene: SceneSpec) -> RegionSpec:
-        return GLOBAL_REGION if self.region_of == "GLOBAL" else scene.regions[self.region_of]
+        if self.region_of != "GLOBAL":
+            return scene.regions[self.region_of]
+        return GLOBAL_REGION if scene.target_cells else EMPTY_GLOBAL_REGION
 
 
 TEMPLATES: Registry[TaskTemplate] = Registry("task template")

@@ -209,3 +209,4 @@ def test_out_is_written_with_the_mode_of_an_ordinary_file(tmp_path, capsys):
         os.umask(previous)
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
     assert json.loads(out.read_text(encoding="utf-8"))["leaderboard"]
+

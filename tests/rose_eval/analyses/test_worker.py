@@ -58,8 +58,9 @@ def test_the_cli_names_a_failed_helper_bootstrap(tmp_path, capsys, monkeypatch):
     out = tmp_path / "o"
     assert main(["--dataset_root", str(TINY), "--predictions", str(TINY / "predictions_test.jsonl"),
                  "--out_dir", str(out)]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "analysis bootstrap failed" in err
+    coverage, failed = capsys.readouterr().err.splitlines()  # the coverage line, then one
+    assert coverage.startswith("rose-eval: scored 70 of 70 items")
+    assert "analysis bootstrap failed" in failed
     analyses = json.loads((out / "evaluation_summary.json").read_text())["analyses"]
     assert list(analyses["bootstrap"]) == ["error"]
     assert "error" not in analyses["lenient"] and "error" not in analyses["scene_consistency"]

@@ -253,3 +253,25 @@ def test_a_changed_run_is_flagged_in_the_converted_manifest(release, tmp_path, c
     assert manifest["sent"]["images"]["formats"] == {"jpeg": 2}
     assert manifest["sent"]["images"]["source"].startswith("re-encoded by the task")
     assert [p["raw_text"] for p in read_rows(preds)] == ["COUNT(1)"] * 2
+
+
+def test_the_task_includes_interface_control_items_when_asked(tmp_path) -> None:
+    from rose_gen.release.config import load_config
+    from rose_gen.release.pipeline import generate_release
+    from tests.fixtures.latin_source import latin_overrides
+
+    release = generate_release(load_config([f"output_dir={tmp_path / 'r'}", "progress=false", "export=controls",
+                                            *latin_overrides(scenes=2, dev=1)])).path
+    plain = rose(str(release), templates="T1")
+    task = rose(str(release), templates="T1", controls="all")
+    ids = [s.id for s in task.dataset]
+    assert ids[:len(plain.dataset)] == [s.id for s in plain.dataset]
+    assert len(ids) == 4 * len(plain.dataset)
+    for sample in task.dataset:
+        kinds = [type(part) for part in sample.input[0].content]
+        if str(sample.id).endswith("__text_only"):
+            assert kinds == [ContentText, ContentText]  # no image part
+            assert "A is the majority symbol" in sample.input[0].content[-1].text
+        else:
+            assert kinds == [ContentText, ContentImage, ContentText]
+        assert sample.target == sample.metadata["row"]["ground_truth_formal_answer"]

@@ -2,7 +2,7 @@
 
 The release comes from the pipeline with the Latin test sources (real rendering, tiny
 cells); its bridge rows are appended to the test metadata so the runs score them too
-(bridge panels). Runs: the oracle, random and cv baselines through `rose-run`, and a
+(bridge panels). Runs: the oracle, random, cv and prior baselines through `rose-run`, and a
 "probe" run (oracle answers with a few planted failures, one of them an answer carrying
 HTML and a script). Each is evaluated by `rose-eval` with a small bootstrap.
 """
@@ -92,7 +92,7 @@ def report_inputs(tmp_path_factory) -> ReportInputs:
     _write_jsonl(metadata, rows)
 
     predictions: dict[str, Path] = {}
-    for solver in ("oracle", "random", "cv"):
+    for solver in ("oracle", "random", "cv", "prior"):
         predictions[solver] = root / f"{solver}.jsonl"
         assert rose_run_main(["--dataset_root", str(release), "--split", "test", "--solver",
                               solver, "--model", f"{solver}-baseline", "--output",

@@ -19,8 +19,8 @@ REPO = Path(__file__).resolve().parents[3]
 RUNS = ("oracle", "random", "cv", "probe")
 GALLERY = 6
 SECTIONS = ["Table 1: PASS by subset", "Table 2: PASS by template", "Perception to action",
-            "PASS by subset and template", "Error taxonomy", "Scene consistency", "Bridges",
-            "Paired comparison", "Failure gallery", "Inputs"]
+            "What guessing gets", "PASS by subset and template", "Error taxonomy", "Scene consistency", "Bridges",
+            "Interface controls: where the points are lost", "Paired comparison", "Failure gallery", "Inputs"]
 
 
 def _args(inputs: ReportInputs, out: Path, *extra: str) -> list[str]:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rose_eval.cli.run import main
-from rose_eval.runners.baselines import SOLVERS
+from rose_eval.runners.baselines import SOLVERS, SolverContext
 from rose_eval.runners.cv_grid import Grid, load_rgb
 from rose_eval.runners.cv_prompt import parse_task
 from rose_eval.runners.cv_solver import read_item, solve_image
@@ -81,7 +81,7 @@ def test_cv_solves_a_synthetic_release(tmp_path, degraded):
 
 
 def test_cv_reads_only_image_and_prompt(release):
-    solve = SOLVERS.get("cv")(0)
+    solve = SOLVERS.get("cv")(SolverContext(seed=0, dataset_root=release.root, split="test"))
     row = next(r for r in release.rows if r["task_template"] == "T3_CLICK_LOCAL_NUMERIC")
     bare = DatasetItem(item_id="x", row={"prompt_local": row["prompt_local"]}, image_path=release.root / row["image"],
                        line_no=1)

@@ -171,3 +171,12 @@ def test_parquet_as_hugging_face_shards_reads_as_one_split(tmp_path, monkeypatch
     path, _, _ = merge_shards(_shards(out, 2, *extra), out)
     assert _tree(path) == _tree(single)
     shutil.rmtree(f"{out}.shards")
+
+
+def test_merged_shards_with_controls_equal_a_single_run(tmp_path) -> None:
+    single = generate_release(_config(tmp_path / "one", "workers=1", "export=controls")).path
+    out = tmp_path / "rel"
+    path, written, _ = merge_shards(_shards(out, 2, "export=controls"), out)
+    tree = _tree(path)
+    assert written and any(rel.startswith("analysis/controls/exceptions_given/images/") for rel in tree)
+    assert tree == _tree(single)

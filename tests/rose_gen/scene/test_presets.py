@@ -180,10 +180,17 @@ def test_jitter_makes_majority_cells_differ_and_keeps_everything_else(tmp_path) 
     preset = DifficultyPreset(name="t", jitter=JitterParams(max_offset=0.1, min_scale=0.85))
     config, plans = _plans(tmp_path, preset)
     standard, jittered = _scenes(config, config.plans), _scenes(config, plans)
+    kept = 0
     for s, j in zip(standard, jittered, strict=True):
+        record = j.pair.row_fields[ROW_FIELD]
+        if "softened" in record:  # no pair perceptible at full jitter: redrawn softer, on record (redraw.SOFTENING)
+            assert record["softened"] < 1 and "visibility_redraws" in j.pair.row_fields
+            continue
+        kept += 1
         assert replace(j, pair=s.pair, extra={}) == s  # only the record and the render instructions differ
-        assert j.extra["preset"]["jitter"]["seed"] == j.pair.row_fields[ROW_FIELD]["jitter"]["seed"]
-    scene = next(j for j in jittered if j.rows * j.cols >= 49)
+        assert j.extra["preset"]["jitter"]["seed"] == record["jitter"]["seed"]
+    assert kept >= 0.8 * len(jittered)
+    scene = next(j for j in jittered if j.rows * j.cols >= 49 and "jitter" in j.extra["preset"])
     image = _decode(process_scene(scene, config.render).images[f"images/{scene.subset}/{scene.base_image_id}.png"])
     cells = _cells(image, scene.rows, scene.cols, scene.cell_size)
     majority = [cells[r, c] for r in range(scene.rows) for c in range(scene.cols)

@@ -79,3 +79,21 @@ def test_no_preset_ships_an_exception_the_audit_calls_invisible(tmp_path, preset
     for subset in record["subsets"].values():
         assert subset["presets"] == {preset: 3} and subset["exceptions"] > 6
         assert subset["flagged"] == 0, subset["flagged_cells"]
+        assert subset["imperceptible"] == 0, subset["imperceptible_cells"]
+
+
+def test_softened_draws_reuse_the_first_pairs_and_end_without_jitter_or_degradation() -> None:
+    from rose_gen.scene.presets import DegradeParams, DifficultyPreset, JitterParams, softened
+
+    first = redraw.MAX_DRAWS - len(redraw.SOFTENING)
+    assert [redraw.softening(d, True) for d in range(first)] == [(1.0, d) for d in range(first)]
+    assert [redraw.softening(d, True) for d in range(first, redraw.MAX_DRAWS)] == \
+        [(t, i) for i, t in enumerate(redraw.SOFTENING)]
+    assert all(redraw.softening(d, False) == (1.0, d) for d in range(redraw.MAX_DRAWS))
+    preset = DifficultyPreset(name="x", jitter=JitterParams(0.08, 0.85),
+                              degrade=DegradeParams(downscale=(0.45, 0.6), jpeg_quality=(35, 55)))
+    half = softened(preset, 0.5)
+    assert half.jitter == JitterParams(0.04, 0.925) and half.degrade.downscale == (0.725, 0.8)
+    assert half.degrade.jpeg_quality == (65, 75)
+    none = softened(preset, 0.0)
+    assert not none.jitter.enabled and not none.degrade.enabled and softened(preset, 1.0) is preset

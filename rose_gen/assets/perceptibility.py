@@ -1,0 +1,150 @@
+"""Perceptibility: does every exception stand out from the scene's own majority-to-majority variation?
+
+:mod:`rose_gen.assets.visibility` asks whether an exception differs from the majority by
+*absolute* thresholds (a share of changed pixels, an SSIM, a chroma share). Under a
+difficulty preset that is not enough: every majority cell is jittered, resampled, blurred
+by the downscale and broken into JPEG blocks, so the majority cells differ among
+themselves, and an exception whose own edit the degradation erased still clears a 0.5 %
+changed-pixel threshold on the degradation noise alone. What a person needs is that the
+exception stands out *against that variation*. This module measures it on the rendered
+image, at the drawn size:
+
+1. Every cell is brought into one frame (the recorded jitter undone,
+   :func:`rose_gen.assets.visibility.unplaced`), converted to CIELAB and blurred
+   (:data:`SIGMA` px: sub-pixel noise and single JPEG pixels fade, as at a normal look).
+2. The reference is the per-pixel median of the majority cells.
+3. A cell's *distance* (:func:`cell_distances`) is the CIELAB difference to the reference,
+   pooled over a spot of about a sixth of the cell (Gaussian, :data:`SPOT`) and read at the
+   most different spot; each pixel is compared with the closest pixel within
+   :data:`TOLERANCE` px, both ways, so resampling rounding of a contour costs nothing. It is in ΔE units: how different the most different part of the cell looks.
+4. The *noise* is the majority cells' own distances: their :data:`NOISE_QUANTILE` quantile
+   (the most different majority cells, short of outliers), never below :data:`NOISE_FLOOR`.
+5. An exception is *perceptible* when its distance is at least :data:`MARGIN` times the
+   noise (:func:`judge_scene`). The margin was calibrated by looking (README, "Difficulty
+   presets"): scenes where a careful look at full size missed exceptions fail it.
+
+On a plain grid (``standard``, ``easy``) every majority cell is the same tile: there is no
+variation to stand out from, the noise is 0 and any exception drawn differently passes
+(whether it is big enough to see is the visibility measure's absolute thresholds). Wherever
+the majority cells vary at all, the noise is at least :data:`NOISE_FLOOR`.
+Pure functions over arrays; numpy and scipy only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.ndimage import gaussian_filter
+
+from rose_gen.assets.visibility import Placement, cut_cells, lab, unplaced
+
+SIGMA = 1.0  # px: the blur every cell is seen through (drawn size)
+SPOT = 1.0 / 6.0  # Gaussian sigma of the pooled spot, as a share of the cell ... (times 0.5, see _spot_sigma)
+TOLERANCE = 1  # px: a contour displaced this far (resampling rounding after the jitter is undone) costs nothing
+NOISE_QUANTILE = 0.9  # the majority's high quantile read as the scene's noise
+NOISE_FLOOR = 1.0  # ΔE: the noise of a scene whose majority cells are identical (about a just-noticeable difference)
+MARGIN = 2.5  # an exception must be this many times the noise (calibrated by looking; README)
+
+
+@dataclass(frozen=True)
+class CellPerceptibility:
+    """One exception cell: its distance to the majority reference and its ratio to the noise."""
+
+    cell: tuple[int, int]
+    distance: float
+    ratio: float
+    perceptible: bool
+
+
+@dataclass(frozen=True)
+class ScenePerceptibility:
+    """A scene judged by the rule: the noise scale, the margin applied and every exception's verdict."""
+
+    noise: float
+    margin: float
+    majority: tuple[float, ...]  # every majority cell's distance (row-major)
+    cells: tuple[CellPerceptibility, ...]
+
+    @property
+    def perceptible(self) -> bool:
+        return all(c.perceptible for c in self.cells)
+
+    def reasons(self) -> list[str]:
+        """One line per exception that fails: where, its distance, the noise and the margin."""
+        return [f"cell R{c.cell[0]}C{c.cell[1]}: stands out {c.ratio:.2f}x the majority's own variation "
+                f"(distance {c.distance:.2f} dE, noise {self.noise:.2f} dE; needs {self.margin:g}x)"
+                for c in self.cells if not c.perceptible]
+
+
+def _spot_sigma(cell: int) -> float:
+    return max(1.0, 0.5 * SPOT * cell)
+
+
+def _looks(cells: np.ndarray) -> np.ndarray:
+    """(n, cell, cell, 3) uint8 RGB cells -> their blurred CIELAB, float32."""
+    out = lab(cells).astype(np.float32)
+    return gaussian_filter(out, (0, SIGMA, SIGMA, 0))
+
+
+def _tolerant_difference(a: np.ndarray, b: np.ndarray, tol: int) -> np.ndarray:
+    """Per pixel of ``a`` (n, h, w, 3): the CIELAB distance to the closest pixel of ``b`` within
+    ``tol`` px (edge-padded), so a contour displaced by resampling rounding costs nothing."""
+    n, h, w, _ = a.shape
+    padded = np.pad(b, ((0, 0), (tol, tol), (tol, tol), (0, 0)), mode="edge")
+    best = np.full((n, h, w), np.inf, dtype=np.float32)
+    for dy in range(2 * tol + 1):
+        for dx in range(2 * tol + 1):
+            d = np.sqrt(((a - padded[:, dy:dy + h, dx:dx + w]) ** 2).sum(axis=-1))
+            np.minimum(best, d, out=best)
+    return best
+
+
+def cell_distances(looks: np.ndarray, reference: np.ndarray, tol: int = TOLERANCE) -> np.ndarray:
+    """Each cell's distance to ``reference``: ΔE at its most different pooled spot.
+
+    ``looks``: (n, h, w, 3) blurred CIELAB cells; ``reference``: (h, w, 3). The per-pixel
+    difference tolerates a displacement of ``tol`` px both ways (what the cell shows that the
+    reference lacks nearby, and what the reference shows that the cell lacks), then is
+    pooled over a spot (:data:`SPOT`) and read at its maximum.
+    """
+    n, h, w, _ = looks.shape
+    ref = np.broadcast_to(reference[None], looks.shape)
+    diff = np.maximum(_tolerant_difference(looks, ref, tol), _tolerant_difference(ref, looks, tol))
+    pooled = gaussian_filter(diff, (0, _spot_sigma(h), _spot_sigma(h)), mode="nearest")
+    return pooled.reshape(n, -1).max(axis=1)
+
+
+def prepared_cells(image: np.ndarray, rows: int, cols: int, cell: int,
+                   placements: Sequence[Placement] | None = None) -> np.ndarray:
+    """(rows * cols, cell, cell, 3) uint8 cells, row-major, with the recorded jitter undone."""
+    cells = cut_cells(image, rows, cols, cell).reshape(rows * cols, cell, cell, 3)
+    if placements is None:
+        return np.ascontiguousarray(cells)
+    if len(placements) != rows * cols:
+        raise ValueError(f"{len(placements)} cell placements for a {rows}x{cols} grid")
+    return np.stack([unplaced(cells[i], p) for i, p in enumerate(placements)])
+
+
+def judge_scene(image: np.ndarray, rows: int, cols: int, cell: int, target_cells: Sequence[Sequence[int]],
+                placements: Sequence[Placement] | None = None, margin: float = MARGIN) -> ScenePerceptibility:
+    """Judge every exception of a rendered grid image against the majority's own variation (module docstring)."""
+    cells = prepared_cells(image, rows, cols, cell, placements)
+    targets = [(int(r), int(c)) for r, c in target_cells]
+    mask = np.zeros(rows * cols, dtype=bool)
+    for r, c in targets:
+        mask[(r - 1) * cols + (c - 1)] = True
+    looks = _looks(cells)
+    reference = np.median(looks[~mask], axis=0)
+    dist = cell_distances(looks, reference)
+    majority = dist[~mask]
+    identical = bool((cells[~mask] == cells[~mask][:1]).all()) if majority.size else True
+    noise = 0.0 if identical else max(NOISE_FLOOR, float(np.quantile(majority, NOISE_QUANTILE)))
+    out = []
+    for r, c in targets:
+        d = float(dist[(r - 1) * cols + (c - 1)])
+        ratio = d / noise if noise else (float("inf") if d > 0 else 0.0)
+        out.append(CellPerceptibility((r, c), round(d, 4), round(ratio, 4), d > 0 and d >= margin * noise))
+    return ScenePerceptibility(noise=round(noise, 4), margin=float(margin),
+                               majority=tuple(round(float(v), 4) for v in majority), cells=tuple(out))
