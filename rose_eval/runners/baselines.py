@@ -118,6 +118,8 @@ def robust(ctx: SolverContext) -> Solver:
     from rose_eval.runners.robust_solver import solve_robust
 
     def solve(item: DatasetItem) -> str:
+        if item.image_path is None:  # a failed row, never a made-up answer
+            raise ValueError("the robust solver reads the image; a text_only control item has none")
         prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
         return solve_robust(item.image_path, prompt)
 

@@ -49,15 +49,6 @@ def test_fails_when_the_grid_locator_breaks(mini_release: Path, tmp_path: Path, 
         robust_solver._read_file.cache_clear()
 
 
-def test_fails_when_the_separation_breaks(mini_release: Path, tmp_path: Path, monkeypatch) -> None:
-    robust_solver._read_file.cache_clear()
-    monkeypatch.setattr(robust_solver, "separate", lambda dist: dist > np.median(dist))
-    try:
-        assert _run(mini_release, tmp_path / "broken.jsonl") < 0.5
-    finally:
-        robust_solver._read_file.cache_clear()
-
-
 def test_separation_finds_exceptions_without_the_count() -> None:
     rng = np.random.default_rng(3)
     for k in (0, 1, 4, 9):
