@@ -49,6 +49,7 @@ MIN_TEMPLATE_CELLS = 5  # ... from at least this many cells
 # Separation (tuned on dev splits of standard/hard/extreme releases; see bench/bench_robust.py).
 GAP_MAD_FACTOR = 6.0
 MIN_SEPARATION = 12.0  # pooled 0-255 difference an exception clears above the centre
+CUE_BLEED_PX = 4  # a cue outline's blur reaches this far into the cells (working px)
 FRAME_FRACTION, FRAME_MIN_PX, FRAME_MAX_PX = 0.05, 2, 5  # the renderer's clear frame band per cell
 
 
@@ -193,14 +194,14 @@ def best_placement(cells: np.ndarray, template: np.ndarray, background: np.ndarr
     return Placement(size, dys, dxs, dist)
 
 
-def cell_distances(tiles: np.ndarray, work: Grid) -> np.ndarray:
+def cell_distances(tiles: np.ndarray, work: Grid, extra_band: int = 0) -> np.ndarray:
     """(rows, cols) distance of every cell to the majority at its best jitter placement.
 
     The first template is the per-pixel median of all cells (blurred by the jitter); it is
     re-taken from the majority-like cells found at full size, moved back by their offsets.
     """
     rows, c, cols = tiles.shape[:3]
-    band = max(1, frame_px(c))
+    band = max(1, frame_px(c)) + extra_band
     pool = max(POOL_MIN_PX, c // 12)
     background = background_colour(tiles, band)
     cells = np.ascontiguousarray(tiles.transpose(4, 0, 2, 1, 3)).reshape(3, rows * cols, c, c)
@@ -240,7 +241,7 @@ def read_robust(rgb: np.ndarray, highlighted: bool) -> RobustReading:
     span = None
     if highlighted:
         span, tiles = find_cue(tiles, work)
-    dist = cell_distances(tiles, work)
+    dist = cell_distances(tiles, work, CUE_BLEED_PX if highlighted else 0)
     return RobustReading(grid=grid, distance=dist, exceptions=separate(dist), highlight=span)
 
 
@@ -255,15 +256,19 @@ def find_cue(tiles: np.ndarray, work: Grid) -> tuple[Span, np.ndarray]:
     in_band = (edge[:, None, None] | edge[None, None, :])[None]  # (1, c, 1, c)
     diff = np.where(in_band, diff, 0.0).reshape(work.rows * c, work.cols * c)
     try:
-        span, _ = find_highlight(diff, work)
-        return span, tiles
+        span, outline = find_highlight(diff, work)
     except CVError:
-        span, untinted = untint_highlight(tiles, work)
-        # Blur and JPEG smear the tint's edge: restore the frame band there from the background.
-        mask = edge_band(span, work, max(2, c // 12), (work.rows * c, work.cols * c))
-        flat = untinted.reshape(work.rows * c, work.cols * c, 3)
-        flat[mask] = background
-        return span, untinted
+        outline = None
+    if outline is not None:
+        # Work tiles are blurred, so the frame bleeds a few px inward: the comparison leaves
+        # CUE_BLEED_PX more of every cell's edge out, in all cells alike (read_robust).
+        return span, tiles
+    span, untinted = untint_highlight(tiles, work)
+    # Blur and JPEG smear the tint's edge: restore the frame band there from the background.
+    mask = edge_band(span, work, max(2, c // 12), (work.rows * c, work.cols * c))
+    flat = untinted.reshape(work.rows * c, work.cols * c, 3)
+    flat[mask] = background
+    return span, untinted
 
 
 def answer_region(task: TaskText, grid: Grid, highlight: Span | None) -> np.ndarray:

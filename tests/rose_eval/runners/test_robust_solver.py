@@ -1,0 +1,89 @@
+"""The robust solver: it solves a real generated standard release through ``rose-run``, its
+separation needs no count, and it is registered where ``rose-run --solver`` finds it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rose_eval.cli.run import main as rose_run
+from rose_eval.runners import robust_solver
+from rose_eval.runners.baselines import SOLVERS
+from rose_eval.runners.cv_grid import Grid
+from rose_eval.score import score_item
+
+
+def _pass_rate(release: Path, preds: Path) -> float:
+    rows = [json.loads(x) for x in (release / "metadata_test.jsonl").read_text(encoding="utf-8").splitlines()]
+    answers = {p["item_id"]: p for p in (json.loads(x) for x in preds.read_text(encoding="utf-8").splitlines())}
+    return sum(int(score_item(row, answers.get(row["item_id"]))["pass"]) for row in rows) / len(rows)
+
+
+def _run(release: Path, out: Path) -> float:
+    code = rose_run(["--dataset_root", str(release), "--split", "test", "--solver", "robust",
+                     "--output", str(out), "--overwrite", "--no_progress", "--concurrency", "2"])
+    assert code in (0, 1)
+    return _pass_rate(release, out)
+
+
+def test_solves_a_standard_release(mini_release: Path, tmp_path: Path) -> None:
+    assert _run(mini_release, tmp_path / "robust.jsonl") >= 0.98
+
+
+def test_fails_when_the_grid_locator_breaks(mini_release: Path, tmp_path: Path, monkeypatch) -> None:
+    robust_solver._read_file.cache_clear()
+    real = robust_solver.locate_grid
+
+    def wrong_cell(rgb: np.ndarray) -> Grid:
+        grid = real(rgb)
+        return Grid(grid.rows // 2, grid.cols // 2, grid.cell * 2)
+
+    monkeypatch.setattr(robust_solver, "locate_grid", wrong_cell)
+    try:
+        assert _run(mini_release, tmp_path / "broken.jsonl") < 0.5
+    finally:
+        robust_solver._read_file.cache_clear()
+
+
+def test_separation_finds_exceptions_without_the_count() -> None:
+    rng = np.random.default_rng(3)
+    for k in (0, 1, 4, 9):
+        dist = rng.normal(8.0, 1.5, size=(9, 9))
+        cells = rng.choice(81, size=k, replace=False)
+        dist.flat[cells] = rng.uniform(40.0, 60.0, size=k)
+        assert set(np.flatnonzero(robust_solver.separate(dist))) == set(cells.tolist())
+
+
+def test_noise_alone_gives_no_exception() -> None:
+    dist = np.random.default_rng(5).normal(10.0, 2.0, size=(12, 12))
+    assert not robust_solver.separate(dist).any()
+
+
+@dataclass(frozen=True)
+class _Context:
+    seed: int
+
+
+def test_registered_for_rose_run() -> None:
+    assert "robust" in SOLVERS.names()
+    factory = SOLVERS.get("robust")
+    assert callable(factory(_Context(seed=7))) and callable(factory(7))
+
+
+@pytest.mark.parametrize("size", [29, 33, 40])
+def test_placed_template_matches_the_renderers_jitter(size: int) -> None:
+    # A template scaled and moved as the renderer's jitter does lies at distance 0 from the model.
+    c = 40
+    template = np.full((3, c, c), 255.0, dtype=np.float32)
+    template[:, 10:30, 12:20] = 0.0
+    background = np.full(3, 255.0, dtype=np.float32)
+    model = robust_solver.placed(template, background, size, 1, -2)
+    assert model.shape == (3, c, c)
+    ink = np.argwhere(model[0] < 128)
+    centre_y, centre_x = ink.mean(axis=0)
+    assert abs(centre_y - ((c - 1) / 2 + (size / c) * (19.5 - (c - 1) / 2) + 1)) < 1.0
+    assert abs(centre_x - ((c - 1) / 2 + (size / c) * (15.5 - (c - 1) / 2) - 2)) < 1.0
