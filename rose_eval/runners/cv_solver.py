@@ -22,9 +22,7 @@ Only numpy/scipy/PIL; per-tile work is vectorised over all tiles at once.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +33,6 @@ from rose_eval.runners.cv_grid import (
     Grid,
     cell_tiles,
     find_grid,
-    load_rgb,
     majority_sample,
     median_tile,
     tile_difference_map,
@@ -43,6 +40,7 @@ from rose_eval.runners.cv_grid import (
 )
 from rose_eval.runners.cv_highlight import edge_band, find_highlight, untint_highlight
 from rose_eval.runners.cv_prompt import CVError, Span, TaskText, parse_task
+from rose_eval.runners.image_reading import CachedReader
 
 NOISE_MAD_FACTOR = 6.0
 
@@ -130,32 +128,8 @@ def read_item(rgb: np.ndarray, prompt: str) -> Reading:
     return Reading(grid=image.grid, exceptions=image.exceptions, region=answer_region(task, image), task=task)
 
 
-# Base images serve four tasks each: read each (path, highlighted) once, even when
-# several worker threads ask for it at the same moment.
-_CACHE_LOCK = threading.Lock()
-
-
-_PATH_LOCKS: dict[tuple[str, int, int, bool], threading.Lock] = {}
-
-
-@lru_cache(maxsize=256)
-def _read_file(path: str, mtime_ns: int, size: int, highlighted: bool) -> ImageReading:
-    from rose_eval.controls import label_margins
-
-    rgb = load_rgb(path)
-    top, left = label_margins(rgb)  # a labelled control image: read the grid beside its labels
-    return read_image(rgb[top:, left:] if top or left else rgb, highlighted)
-
-
-def read_image_file(path: Path | str, highlighted: bool) -> ImageReading:
-    """:func:`read_image` of a file, cached by path and stat (the result is a few small arrays)."""
-    resolved = Path(path).resolve()
-    stat = resolved.stat()
-    key = (str(resolved), stat.st_mtime_ns, stat.st_size, highlighted)
-    with _CACHE_LOCK:
-        lock = _PATH_LOCKS.setdefault(key, threading.Lock())
-    with lock:
-        return _read_file(*key)
+read_image_file: CachedReader[ImageReading] = CachedReader(read_image)
+"""``read_image_file(path, highlighted)``: :func:`read_image` of a file, read once per file."""
 
 
 def solve_image(image_path: Path | str, prompt: str) -> str:

@@ -27,18 +27,17 @@ Hot loops are numpy over all cells at once (bilinear crop-resize by gathers, shi
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 from scipy.ndimage import uniform_filter
 
 from rose_eval.formal import formal_answer
-from rose_eval.runners.cv_grid import Grid, load_rgb, work_tiles
+from rose_eval.runners.cv_grid import Grid, work_tiles
 from rose_eval.runners.cv_highlight import edge_band, find_highlight, untint_highlight
 from rose_eval.runners.cv_prompt import CVError, Span, TaskText, parse_task
+from rose_eval.runners.image_reading import CachedReader
 from rose_eval.runners.robust_grid import locate_grid
 
 MIN_SCALE = 0.85  # jitter searched: content scaled MIN_SCALE..1 (extreme preset: 0.85) ...
@@ -283,28 +282,8 @@ def answer_region(task: TaskText, grid: Grid, highlight: Span | None) -> np.ndar
     return region
 
 
-_LOCK = threading.Lock()
-_PATH_LOCKS: dict[tuple[str, int, int, bool], threading.Lock] = {}
-
-
-@lru_cache(maxsize=256)
-def _read_file(path: str, mtime_ns: int, size: int, highlighted: bool) -> RobustReading:
-    from rose_eval.controls import label_margins
-
-    rgb = load_rgb(path)
-    top, left = label_margins(rgb)  # a labelled interface-control image: read the grid beside its labels
-    return read_robust(rgb[top:, left:] if top or left else rgb, highlighted)
-
-
-def read_robust_file(path: Path | str, highlighted: bool) -> RobustReading:
-    """:func:`read_robust` of a file, cached by path and stat (a base image serves four tasks)."""
-    resolved = Path(path).resolve()
-    stat = resolved.stat()
-    key = (str(resolved), stat.st_mtime_ns, stat.st_size, highlighted)
-    with _LOCK:
-        lock = _PATH_LOCKS.setdefault(key, threading.Lock())
-    with lock:
-        return _read_file(*key)
+read_robust_file: CachedReader[RobustReading] = CachedReader(read_robust)
+"""``read_robust_file(path, highlighted)``: :func:`read_robust` of a file, read once per file."""
 
 
 def solve_robust(image_path: Path | str, prompt: str) -> str:

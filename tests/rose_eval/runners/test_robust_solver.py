@@ -35,7 +35,7 @@ def test_solves_a_standard_release(mini_release: Path, tmp_path: Path) -> None:
 
 
 def test_fails_when_the_grid_locator_breaks(mini_release: Path, tmp_path: Path, monkeypatch) -> None:
-    robust_solver._read_file.cache_clear()
+    robust_solver.read_robust_file.cache_clear()
     real = robust_solver.locate_grid
 
     def wrong_cell(rgb: np.ndarray) -> Grid:
@@ -46,7 +46,7 @@ def test_fails_when_the_grid_locator_breaks(mini_release: Path, tmp_path: Path, 
     try:
         assert _run(mini_release, tmp_path / "broken.jsonl") < 0.5
     finally:
-        robust_solver._read_file.cache_clear()
+        robust_solver.read_robust_file.cache_clear()
 
 
 def test_separation_finds_exceptions_without_the_count() -> None:
