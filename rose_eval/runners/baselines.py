@@ -88,18 +88,24 @@ def random_answers(ctx: SolverContext) -> Solver:
     return solve
 
 
+def _image_solver(name: str, solve_file: Callable[[Path | str, str], str]) -> Solver:
+    """A solver that reads only the item's image file and its prompt text (cv, robust)."""
+
+    def solve(item: DatasetItem) -> str:
+        if item.image_path is None:  # a failed row, never a made-up answer
+            raise ValueError(f"the {name} solver reads the image; a text_only control item has none")
+        prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
+        return solve_file(item.image_path, prompt)
+
+    return solve
+
+
 @SOLVERS.register("cv")
 def cv(ctx: SolverContext) -> Solver:
     """The pixel solver: reads only the image file and the prompt text of the row."""
     from rose_eval.runners.cv_solver import solve_image
 
-    def solve(item: DatasetItem) -> str:
-        if item.image_path is None:  # a failed row, never a made-up answer
-            raise ValueError("the cv solver reads the image; a text_only control item has none")
-        prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
-        return solve_image(item.image_path, prompt)
-
-    return solve
+    return _image_solver("cv", solve_image)
 
 
 @SOLVERS.register("prior")
@@ -117,10 +123,4 @@ def robust(ctx: SolverContext) -> Solver:
     separation (:mod:`rose_eval.runners.robust_solver`); reads only the image and the prompt."""
     from rose_eval.runners.robust_solver import solve_robust
 
-    def solve(item: DatasetItem) -> str:
-        if item.image_path is None:  # a failed row, never a made-up answer
-            raise ValueError("the robust solver reads the image; a text_only control item has none")
-        prompt = str(item.row.get("prompt_local") or item.row.get("prompt") or "")
-        return solve_robust(item.image_path, prompt)
-
-    return solve
+    return _image_solver("robust", solve_robust)

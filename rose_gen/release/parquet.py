@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -79,43 +79,38 @@ def write_parquet(root: Path, rel: str, rows: Iterator[dict[str, Any]], columns:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     if not image_column:
-        return _write_plain(path, rows, columns, rows_per_group=rows_per_group, compression=compression)
+        schema = arrow_schema(columns)
+        return _write_groups(path, rows, schema, lambda chunk: pa.Table.from_pylist(chunk, schema=schema),
+                             rows_per_group=rows_per_group, compression=compression)
     schema = arrow_schema([(name, IMAGE if name == "image" else t) for name, t in columns])
     at = schema.get_field_index("image")
     plain = pa.schema([f for f in schema if f.name != "image"])
     image_fields = list(schema.field("image").type)
+
+    def with_images(chunk: list[dict[str, Any]]) -> pa.Table:
+        # Rows without the image convert fast; the image column is built from arrays.
+        table = pa.Table.from_pylist([{k: v for k, v in r.items() if k != "image"} for r in chunk], schema=plain)
+        paths = [r["image"] for r in chunk]
+        images = pa.StructArray.from_arrays(
+            [pa.array([(root / p).read_bytes() for p in paths], pa.binary()), pa.array(paths, pa.string())],
+            fields=image_fields)
+        return table.add_column(at, schema.field("image"), images).replace_schema_metadata(schema.metadata)
+
+    return _write_groups(path, rows, schema, with_images, rows_per_group=rows_per_group, compression=compression)
+
+
+def _write_groups(path: Path, rows: Iterator[dict[str, Any]], schema: pa.Schema,
+                  to_table: Callable[[list[dict[str, Any]]], pa.Table], *, rows_per_group: int,
+                  compression: str) -> str:
+    """Write ``rows`` to ``path``, one row group per ``rows_per_group`` rows (``to_table`` builds
+    each; an empty input is one empty table); return the file's sha256."""
     step = max(1, int(rows_per_group))
     with open(path, "wb") as fh:
         sink = HashingFile(fh)
         with pq.ParquetWriter(sink, schema, compression=compression) as writer:
             wrote = False
             while chunk := list(islice(rows, step)):
-                # Rows without the image convert fast; the image column is built from arrays.
-                table = pa.Table.from_pylist([{k: v for k, v in r.items() if k != "image"} for r in chunk],
-                                             schema=plain)
-                paths = [r["image"] for r in chunk]
-                images = pa.StructArray.from_arrays(
-                    [pa.array([(root / p).read_bytes() for p in paths], pa.binary()), pa.array(paths, pa.string())],
-                    fields=image_fields)
-                writer.write_table(table.add_column(at, schema.field("image"), images).replace_schema_metadata(
-                    schema.metadata))
-                wrote = True
-            if not wrote:
-                writer.write_table(schema.empty_table())
-    return sink.digest.hexdigest()
-
-
-def _write_plain(path: Path, rows: Iterator[dict[str, Any]], columns: list, *, rows_per_group: int,
-                 compression: str) -> str:
-    """Write ``rows`` (no image bytes) to ``path`` in row groups; return its sha256."""
-    schema = arrow_schema(columns)
-    step = max(1, int(rows_per_group))
-    with open(path, "wb") as fh:
-        sink = HashingFile(fh)
-        with pq.ParquetWriter(sink, schema, compression=compression) as writer:
-            wrote = False
-            while chunk := list(islice(rows, step)):
-                writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
+                writer.write_table(to_table(chunk))
                 wrote = True
             if not wrote:
                 writer.write_table(schema.empty_table())
