@@ -30,7 +30,7 @@ from typing import Any
 from rose_eval import __version__
 from rose_eval.coverage import Coverage
 from rose_eval.io import drop_nulls
-from rose_eval.split_rows import SplitFiles
+from rose_eval.split_rows import SplitFiles, sha256_files
 from rose_eval.vocab import PROTOCOL_VERSION
 
 PROVENANCE_FILE = "provenance.json"
@@ -51,11 +51,7 @@ BLANK_IMAGE_CONTROL = "blank_image"
 
 def sha256_file(path: Path) -> str:
     """Hex sha256 of one file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return sha256_files((path,))
 
 
 def manifest_path(predictions: Path) -> Path:

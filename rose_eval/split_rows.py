@@ -45,12 +45,17 @@ class SplitFiles:
 
     def sha256(self) -> str:
         """Hex sha256 of the files' bytes, read in order (of the one file when there is one)."""
-        digest = hashlib.sha256()
-        for path in self.paths:
-            with path.open("rb") as handle:
-                for chunk in iter(lambda h=handle: h.read(1 << 20), b""):
-                    digest.update(chunk)
-        return digest.hexdigest()
+        return sha256_files(self.paths)
+
+
+def sha256_files(paths: Iterable[Path]) -> str:
+    """Hex sha256 of the files' bytes, read in order and streamed."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with path.open("rb") as handle:
+            for chunk in iter(lambda h=handle: h.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _parts(folder: Path, split: str) -> tuple[Path, ...]:
