@@ -7,19 +7,19 @@ It reads only the image and the prompt, like ``cv``, and differs where ``cv`` is
 2. Cells at a working size (``cv_grid.work_tiles``: box-downsampled, slightly blurred).
    The background colour is the median of the cells' frame bands (the margin along a
    cell's edges that never holds content). A cue outline lies in that band and is found
-   there (``cv_highlight.find_highlight`` on the band pixels alone); a tint is undone by
+   there (``cv_highlight.find_highlight`` on the band pixels alone), then painted back to
+   the background at full size before the cells are read; a tint is undone by
    ``cv_highlight.untint_highlight``.
-3. Descriptor: each cell's ink box (pixels clearly off the background, inside the frame
-   band) is cropped and resampled to ``NORM_PX`` square, which cancels the preset's
-   per-cell scale and offset. The majority template is the per-pixel median of all cells;
-   every cell is then aligned to it by a shift search of up to ``SHIFT_PX`` px, and the
-   template is re-taken from the aligned cells.
+3. Descriptor: the majority template is the per-pixel median of all cells; every cell is
+   matched to it at the content size and offset (the preset's per-cell jitter) that fit
+   best, and the template is re-taken from the aligned majority-like cells.
 4. Distance: the largest locally pooled colour difference from the template at the best
-   shift (a small edit stays, JPEG noise is pooled away), as a ratio to the scene's own
-   majority-to-majority spread.
-5. Separation without the count: cells above the widest gap in the sorted distances, where
-   the gap's lower side stands clear of the robust centre by ``GAP_MAD_FACTOR`` robust
-   deviations (MAD) and ``MIN_SEPARATION`` (thresholds tuned on dev splits only).
+   placement, each pixel matched to the closest pixel within ``TOLERANCE_PX`` both ways
+   (a resampled edge's sub-pixel phase costs nothing; a small edit stays; JPEG noise is
+   pooled away).
+5. Separation without the count (:func:`separate`): a floor from the scene's own robust
+   centre and spread, then the lowest clear gap above it, so two exception identities at
+   different distances both count (thresholds tuned on dev splits only).
 6. Answer: the prompt's region and mode (``cv_prompt.parse_task``), the formal string.
 
 Hot loops are numpy over all cells at once (bilinear crop-resize by gathers, shifts by slices).
@@ -27,6 +27,7 @@ Hot loops are numpy over all cells at once (bilinear crop-resize by gathers, shi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,13 +43,15 @@ from rose_eval.runners.robust_grid import locate_grid
 
 MIN_SCALE = 0.85  # jitter searched: content scaled MIN_SCALE..1 (extreme preset: 0.85) ...
 MAX_OFFSET = 0.08  # ... and moved by up to this share of the cell (extreme: 0.08)
+TOLERANCE_PX = 1  # final distance: a pixel matches the closest pixel this near (sub-pixel phase)
 POOL_MIN_PX = 3  # local pooling of the difference map (px at the working size), at least
 TEMPLATE_ROUNDS = 1  # re-takes of the majority template from aligned majority cells
 MIN_TEMPLATE_CELLS = 5  # ... from at least this many cells
 # Separation (tuned on dev splits of standard/hard/extreme releases; see bench/bench_robust.py).
-GAP_MAD_FACTOR = 6.0
-MIN_SEPARATION = 12.0  # pooled 0-255 difference an exception clears above the centre
-CUE_BLEED_PX = 4  # a cue outline's blur reaches this far into the cells (working px)
+GAP_MAD_FACTOR = 3.0  # the floor: centre + this many robust spreads (MAD) ...
+MIN_SEPARATION = 8.0  # ... and at least this pooled 0-255 difference above the centre
+GAP_SHARE = 0.7  # a clear gap: at least this share of the widest gap above the floor ...
+JUMP_MAD_FACTOR, JUMP_RATIO = 4.0, 2.0  # ... or this many spreads wide and a jump by this factor
 FRAME_FRACTION, FRAME_MIN_PX, FRAME_MAX_PX = 0.05, 2, 5  # the renderer's clear frame band per cell
 
 
@@ -71,7 +74,7 @@ def background_colour(tiles: np.ndarray, band: int) -> np.ndarray:
     """(3,) median colour of every cell's frame band (tiles in layout (rows, y, cols, x, 3))."""
     c = tiles.shape[1]
     edge = np.zeros(c, dtype=bool)
-    edge[:band] = edge[c - band:] = True
+    edge[:band] = edge[c - band :] = True
     ring = edge[:, None] | edge[None, :]
     pixels = tiles.transpose(0, 2, 1, 3, 4)[:, :, ring]  # (rows, cols, n_ring, 3)
     return np.median(pixels.reshape(-1, 3), axis=0)
@@ -98,7 +101,7 @@ def placed(template: np.ndarray, background: np.ndarray, size: int, dy: int, dx:
     canvas[...] = background[:, None, None]
     top, left = (c - size) // 2 + dy, (c - size) // 2 + dx
     y0, x0, y1, x1 = max(top, 0), max(left, 0), min(top + size, c), min(left + size, c)
-    canvas[:, y0:y1, x0:x1] = scaled[:, y0 - top:y1 - top, x0 - left:x1 - left]
+    canvas[:, y0:y1, x0:x1] = scaled[:, y0 - top : y1 - top, x0 - left : x1 - left]
     return canvas
 
 
@@ -112,12 +115,14 @@ class Placement:
     distance: np.ndarray  # (K,) float
 
 
-def ink_moments(cells: np.ndarray, background: np.ndarray, band: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ink_moments(
+    cells: np.ndarray, background: np.ndarray, band: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per cell (cells (3, K, c, c)): ink-mass centroid y, x and spatial spread (rms radius)."""
     c = cells.shape[2]
     mass = np.abs(cells - background[:, None, None, None]).max(axis=0)
-    mass[:, :band] = mass[:, c - band:] = 0.0
-    mass[:, :, :band] = mass[:, :, c - band:] = 0.0
+    mass[:, :band] = mass[:, c - band :] = 0.0
+    mass[:, :, :band] = mass[:, :, c - band :] = 0.0
     total = np.maximum(mass.sum(axis=(1, 2)), 1e-6)
     idx = np.arange(c, dtype=np.float32)
     py, px = mass.sum(axis=2) / total[:, None], mass.sum(axis=1) / total[:, None]
@@ -126,8 +131,9 @@ def ink_moments(cells: np.ndarray, background: np.ndarray, band: int) -> tuple[n
     return cy, cx, spread
 
 
-def initial_offsets(cells: np.ndarray, template: np.ndarray, background: np.ndarray, band: int,
-                    size: int) -> tuple[np.ndarray, np.ndarray]:
+def initial_offsets(
+    cells: np.ndarray, template: np.ndarray, background: np.ndarray, band: int, size: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(dy, dx) per cell for content of ``size`` px: the offset that puts the template's ink
     centroid, scaled about the cell centre, on the cell's."""
     c = cells.shape[2]
@@ -162,8 +168,14 @@ def difference_score(diff: np.ndarray, pool: int) -> np.ndarray:
     return uniform_filter(diff, size=(1, pool, pool), mode="nearest").reshape(k, -1).max(axis=1)
 
 
-def best_placement(cells: np.ndarray, template: np.ndarray, background: np.ndarray, band: int,
-                   pool: int, sizes: range) -> Placement:
+def best_placement(
+    cells: np.ndarray,
+    template: np.ndarray,
+    background: np.ndarray,
+    band: int,
+    pool: int,
+    sizes: range,
+) -> Placement:
     """Each cell against the template at every content size, at the centroid-matched offset and
     the eight around it."""
     k, c = cells.shape[1], cells.shape[2]
@@ -182,25 +194,31 @@ def best_placement(cells: np.ndarray, template: np.ndarray, background: np.ndarr
                 keys = list(zip(hy.tolist(), hx.tolist(), strict=True))
                 for key in set(keys):
                     if (h_size, *key) not in models:
-                        models[(h_size, *key)] = placed(template, background, h_size, *key)[:, inner, inner]
+                        models[(h_size, *key)] = placed(template, background, h_size, *key)[
+                            :, inner, inner
+                        ]
                 model = np.stack([models[(h_size, *key)] for key in keys], axis=1)
                 channel = np.abs(core - model)
                 diff = np.maximum(np.maximum(channel[0], channel[1]), channel[2])
                 score = difference_score(diff, pool)
                 better = score < dist
                 dist = np.where(better, score, dist)
-                size, dys, dxs = np.where(better, h_size, size), np.where(better, hy, dys), np.where(better, hx, dxs)
+                size, dys, dxs = (
+                    np.where(better, h_size, size),
+                    np.where(better, hy, dys),
+                    np.where(better, hx, dxs),
+                )
     return Placement(size, dys, dxs, dist)
 
 
-def cell_distances(tiles: np.ndarray, work: Grid, extra_band: int = 0) -> np.ndarray:
+def cell_distances(tiles: np.ndarray, work: Grid) -> np.ndarray:
     """(rows, cols) distance of every cell to the majority at its best jitter placement.
 
     The first template is the per-pixel median of all cells (blurred by the jitter); it is
     re-taken from the majority-like cells found at full size, moved back by their offsets.
     """
     rows, c, cols = tiles.shape[:3]
-    band = max(1, frame_px(c)) + extra_band
+    band = max(1, frame_px(c))
     pool = max(POOL_MIN_PX, c // 12)
     background = background_colour(tiles, band)
     cells = np.ascontiguousarray(tiles.transpose(4, 0, 2, 1, 3)).reshape(3, rows * cols, c, c)
@@ -212,24 +230,84 @@ def cell_distances(tiles: np.ndarray, work: Grid, extra_band: int = 0) -> np.nda
         sizes = np.sort(found.size[majority])[::-1]
         top = sizes[min(MIN_TEMPLATE_CELLS, sizes.size) - 1]
         keep = majority & (found.size >= top)
-        moved = [np.roll(cells[:, i], (-int(found.dy[i]), -int(found.dx[i])), axis=(1, 2)) for i in np.flatnonzero(keep)]
+        moved = [
+            np.roll(cells[:, i], (-int(found.dy[i]), -int(found.dx[i])), axis=(1, 2))
+            for i in np.flatnonzero(keep)
+        ]
         template = np.median(np.stack(moved, axis=1), axis=1)
         found = best_placement(cells, template, background, band, pool, size_range(c))
-    return found.distance.reshape(rows, cols)
+    return tolerant_distance(cells, template, background, band, pool, found).reshape(rows, cols)
+
+
+def shifted_min(
+    diff_of: Callable[[np.ndarray], np.ndarray], image: np.ndarray, tol: int
+) -> np.ndarray:
+    """Per pixel, the smallest ``diff_of(shifted image)`` over shifts of up to ``tol`` px (edges replicated)."""
+    c = image.shape[-1]
+    padded = np.pad(image, [(0, 0)] * (image.ndim - 2) + [(tol, tol), (tol, tol)], mode="edge")
+    best = None
+    for sy in range(2 * tol + 1):
+        for sx in range(2 * tol + 1):
+            d = diff_of(padded[..., sy : sy + c, sx : sx + c])
+            best = d if best is None else np.minimum(best, d)
+    return best
+
+
+def tolerant_distance(
+    cells: np.ndarray,
+    template: np.ndarray,
+    background: np.ndarray,
+    band: int,
+    pool: int,
+    found: Placement,
+) -> np.ndarray:
+    """(K,) distance at each cell's best placement, every pixel matched to the closest pixel
+    within ``TOLERANCE_PX`` both ways (cell to model and model to cell): the sub-pixel
+    phase of a resampled high-contrast edge (a flag's stripes) costs nothing, while a stroke
+    the exception adds or lacks still does."""
+    c = cells.shape[2]
+    inner = slice(band, c - band)
+    models = np.stack(
+        [
+            placed(template, background, int(found.size[i]), int(found.dy[i]), int(found.dx[i]))
+            for i in range(cells.shape[1])
+        ],
+        axis=1,
+    )
+
+    def against(fixed: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        return lambda moved: np.abs(moved - fixed).max(axis=0)
+
+    one = shifted_min(against(cells), models, TOLERANCE_PX)[:, inner, inner]
+    other = shifted_min(against(models), cells, TOLERANCE_PX)[:, inner, inner]
+    return difference_score(np.maximum(one, other), pool)
 
 
 def separate(dist: np.ndarray) -> np.ndarray:
-    """Exception cells: above the widest gap in the sorted distances, clear of the robust centre."""
+    """Exception cells, without the count: every cell above the cut.
+
+    The scene's robust centre and spread (median and MAD of all distances: the majority is
+    most cells) give a floor that an exception clears (``GAP_MAD_FACTOR`` spreads and
+    ``MIN_SEPARATION``). A gap in the sorted distances whose upper side is above the floor
+    is a *clear* gap when it is at least ``GAP_SHARE`` of the widest such gap, or when it
+    is ``JUMP_MAD_FACTOR`` spreads wide and its upper side is ``JUMP_RATIO`` times its lower
+    side. The cut is at the *lowest* clear gap: two exception identities (one near the
+    majority, one far off) both count, where a cut at the widest gap alone would split
+    them; a step inside the majority's own tail is neither wide nor a jump.
+    """
     flat = np.sort(dist.ravel())[::-1]
     centre = float(np.median(flat))
     mad = float(np.median(np.abs(flat - centre))) * 1.4826
     floor = centre + max(GAP_MAD_FACTOR * mad, MIN_SEPARATION)
     top = flat[: max(1, flat.size // 2) + 1]
-    gaps = top[:-1] - top[1:]
-    eligible = top[:-1] > floor
-    if not eligible.any():
+    upper, lower = top[:-1], top[1:]
+    above = upper > floor
+    if not above.any():
         return np.zeros_like(dist, dtype=bool)
-    k = int(np.argmax(np.where(eligible, gaps, -np.inf))) + 1
+    gaps = np.where(above, upper - lower, -np.inf)
+    jump = above & (gaps >= JUMP_MAD_FACTOR * mad) & (upper >= JUMP_RATIO * np.maximum(lower, 1e-6))
+    clear = (gaps >= GAP_SHARE * gaps.max()) | jump
+    k = int(np.flatnonzero(clear).max()) + 1
     return dist > (flat[k - 1] + flat[k]) / 2.0
 
 
@@ -239,19 +317,41 @@ def read_robust(rgb: np.ndarray, highlighted: bool) -> RobustReading:
     tiles, work = work_tiles(rgb, grid)
     span = None
     if highlighted:
-        span, tiles = find_cue(tiles, work)
-    dist = cell_distances(tiles, work, CUE_BLEED_PX if highlighted else 0)
+        span, tiles, outlined = find_cue(tiles, work)
+        if outlined:
+            # The outline lies in the frame band of the rectangle's border cells, drawn crisp
+            # after degradation: painted back to the background at full size, before the
+            # work tiles' blur can smear it into the cells.
+            background = background_colour(tiles, max(1, frame_px(work.cell)))
+            tiles, work = work_tiles(without_outline(rgb, grid, span, background), grid)
+    dist = cell_distances(tiles, work)
     return RobustReading(grid=grid, distance=dist, exceptions=separate(dist), highlight=span)
 
 
-def find_cue(tiles: np.ndarray, work: Grid) -> tuple[Span, np.ndarray]:
-    """The highlighted rectangle: an outline in the frame bands, else a tint (undone in the tiles)."""
+def without_outline(rgb: np.ndarray, grid: Grid, span: Span, background: np.ndarray) -> np.ndarray:
+    """A copy of ``rgb`` with the frame band just inside the rectangle's outer edge set to the
+    background colour (the renderer's outline is as wide as that band: ``frame_px``)."""
+    out = np.array(rgb, copy=True)
+    width, c = frame_px(grid.cell), grid.cell
+    (r1, r2), (c1, c2) = span.rows, span.cols
+    y0, y1, x0, x1 = (r1 - 1) * c, r2 * c, (c1 - 1) * c, c2 * c
+    fill = np.rint(background).astype(out.dtype)
+    out[y0 : y0 + width, x0:x1] = fill
+    out[y1 - width : y1, x0:x1] = fill
+    out[y0:y1, x0 : x0 + width] = fill
+    out[y0:y1, x1 - width : x1] = fill
+    return out
+
+
+def find_cue(tiles: np.ndarray, work: Grid) -> tuple[Span, np.ndarray, bool]:
+    """The highlighted rectangle, the tiles (a tint undone) and whether the cue is an outline
+    (in the frame bands) rather than a tint."""
     c = work.cell
     band = max(1, frame_px(c))
     background = background_colour(tiles, band)
     diff = np.abs(tiles - background).max(axis=4)  # (rows, c, cols, c)
     edge = np.zeros(c, dtype=bool)
-    edge[:band] = edge[c - band:] = True
+    edge[:band] = edge[c - band :] = True
     in_band = (edge[:, None, None] | edge[None, None, :])[None]  # (1, c, 1, c)
     diff = np.where(in_band, diff, 0.0).reshape(work.rows * c, work.cols * c)
     try:
@@ -259,15 +359,13 @@ def find_cue(tiles: np.ndarray, work: Grid) -> tuple[Span, np.ndarray]:
     except CVError:
         outline = None
     if outline is not None:
-        # Work tiles are blurred, so the frame bleeds a few px inward: the comparison leaves
-        # CUE_BLEED_PX more of every cell's edge out, in all cells alike (read_robust).
-        return span, tiles
+        return span, tiles, True
     span, untinted = untint_highlight(tiles, work)
     # Blur and JPEG smear the tint's edge: restore the frame band there from the background.
     mask = edge_band(span, work, max(2, c // 12), (work.rows * c, work.cols * c))
     flat = untinted.reshape(work.rows * c, work.cols * c, 3)
     flat[mask] = background
-    return span, untinted
+    return span, untinted, False
 
 
 def answer_region(task: TaskText, grid: Grid, highlight: Span | None) -> np.ndarray:
@@ -290,7 +388,8 @@ def solve_robust(image_path: Path | str, prompt: str) -> str:
     """The formal answer for one item from its image file and prompt text."""
     task = parse_task(prompt)
     reading = read_robust_file(image_path, task.highlighted)
-    rows, cols = np.nonzero(reading.exceptions & answer_region(task, reading.grid, reading.highlight))
+    rows, cols = np.nonzero(
+        reading.exceptions & answer_region(task, reading.grid, reading.highlight)
+    )
     cells = [(int(r) + 1, int(c) + 1) for r, c in zip(rows, cols, strict=True)]
     return formal_answer(task.mode, cells, count=len(cells))
-

@@ -18,14 +18,36 @@ from rose_eval.score import score_item
 
 
 def _pass_rate(release: Path, preds: Path) -> float:
-    rows = [json.loads(x) for x in (release / "metadata_test.jsonl").read_text(encoding="utf-8").splitlines()]
-    answers = {p["item_id"]: p for p in (json.loads(x) for x in preds.read_text(encoding="utf-8").splitlines())}
-    return sum(int(score_item(row, answers.get(row["item_id"]))["pass"]) for row in rows) / len(rows)
+    rows = [
+        json.loads(x)
+        for x in (release / "metadata_test.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    answers = {
+        p["item_id"]: p
+        for p in (json.loads(x) for x in preds.read_text(encoding="utf-8").splitlines())
+    }
+    return sum(int(score_item(row, answers.get(row["item_id"]))["pass"]) for row in rows) / len(
+        rows
+    )
 
 
 def _run(release: Path, out: Path) -> float:
-    code = rose_run(["--dataset_root", str(release), "--split", "test", "--solver", "robust",
-                     "--output", str(out), "--overwrite", "--no_progress", "--concurrency", "2"])
+    code = rose_run(
+        [
+            "--dataset_root",
+            str(release),
+            "--split",
+            "test",
+            "--solver",
+            "robust",
+            "--output",
+            str(out),
+            "--overwrite",
+            "--no_progress",
+            "--concurrency",
+            "2",
+        ]
+    )
     assert code in (0, 1)
     return _pass_rate(release, out)
 
@@ -34,7 +56,9 @@ def test_solves_a_standard_release(mini_release: Path, tmp_path: Path) -> None:
     assert _run(mini_release, tmp_path / "robust.jsonl") >= 0.98
 
 
-def test_fails_when_the_grid_locator_breaks(mini_release: Path, tmp_path: Path, monkeypatch) -> None:
+def test_fails_when_the_grid_locator_breaks(
+    mini_release: Path, tmp_path: Path, monkeypatch
+) -> None:
     robust_solver.read_robust_file.cache_clear()
     real = robust_solver.locate_grid
 
@@ -56,6 +80,26 @@ def test_separation_finds_exceptions_without_the_count() -> None:
         cells = rng.choice(81, size=k, replace=False)
         dist.flat[cells] = rng.uniform(40.0, 60.0, size=k)
         assert set(np.flatnonzero(robust_solver.separate(dist))) == set(cells.tolist())
+
+
+@pytest.mark.parametrize("near, far", [(2, 4), (1, 5), (3, 1)])
+def test_separation_keeps_both_exception_identities(near: int, far: int) -> None:
+    # Two identities: one just clear of the majority, one far off. The gap between the two
+    # identities is wider than the one below the nearer: a widest-gap cut would drop it.
+    rng = np.random.default_rng(11)
+    dist = rng.normal(6.0, 1.5, size=(10, 10))
+    cells = rng.choice(100, size=near + far, replace=False)
+    dist.flat[cells[:near]] = rng.uniform(32.0, 35.0, size=near)
+    dist.flat[cells[near:]] = rng.uniform(95.0, 130.0, size=far)
+    assert set(np.flatnonzero(robust_solver.separate(dist))) == set(cells.tolist())
+
+
+def test_a_gap_inside_the_majoritys_tail_is_no_exception() -> None:
+    # A majority whose spread has a step (some cells a little worse aligned) and one exception.
+    rng = np.random.default_rng(4)
+    dist = np.concatenate([rng.normal(8.0, 1.0, 70), rng.normal(12.0, 1.0, 29), [60.0]])
+    found = robust_solver.separate(dist.reshape(10, 10))
+    assert np.flatnonzero(found).tolist() == [99]
 
 
 def test_noise_alone_gives_no_exception() -> None:
