@@ -12,6 +12,7 @@ to report the run, never the API key.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import queue
@@ -29,6 +30,7 @@ from rose_eval import __version__
 from rose_eval.cli.args import EXIT_USAGE, OneLineParser, finite_float, http_url, int_in
 from rose_eval.runners.baselines import SOLVERS, Solver, SolverContext, SolverError
 from rose_eval.runners.dataset import DatasetError, DatasetItem, LoadedSplit, Selection, load_split
+from rose_eval.runners.http_client import PooledClient
 from rose_eval.runners.openai_compat import (
     IMAGE_FORMATS,
     PROMPT_ORDERS,
@@ -38,6 +40,7 @@ from rose_eval.runners.openai_compat import (
     complete,
     describe,
     image_data_url,
+    open_client,
     redact,
 )
 from rose_eval.runners.predictions import (
@@ -92,7 +95,8 @@ def build_parser() -> OneLineParser:
     req.add_argument("--max_tokens", type=int_in(0), default=256,
                      help="0 = do not send max_tokens (>= 0)")
     req.add_argument("--concurrency", type=int, default=4, help="requests (or solver items) in flight")
-    req.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    req.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the answer (read) and to send the body (write)")
+    req.add_argument("--connect_timeout", type=float, default=10.0, help="seconds to open a connection")
     req.add_argument("--max_retries", type=int, default=5, help="retries after the first attempt (429, 5xx, timeouts, connection errors)")
     req.add_argument("--retry_base_delay", type=float, default=1.0, help="first backoff wait in seconds (doubles, full jitter)")
     req.add_argument("--extra_body", default="{}", help="JSON object merged into the request body")
@@ -135,8 +139,10 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str]) -> RunConf
         raise UsageError("give either --solver NAME or --model NAME --base_url URL")
     if args.base_url and not args.model:
         raise UsageError("--base_url needs --model NAME")
-    if args.concurrency < 1 or args.max_retries < 0 or args.timeout <= 0 or args.samples_per_subset < 0:
-        raise UsageError("--concurrency >= 1, --max_retries >= 0, --timeout > 0, --samples_per_subset >= 0")
+    if (args.concurrency < 1 or args.max_retries < 0 or args.timeout <= 0 or args.connect_timeout <= 0
+            or args.samples_per_subset < 0):
+        raise UsageError("--concurrency >= 1, --max_retries >= 0, --timeout > 0, --connect_timeout > 0, "
+                         "--samples_per_subset >= 0")
     if not 1 <= args.jpeg_quality <= 100 or args.max_long_side < 0:
         raise UsageError("--jpeg_quality must be 1-100 and --max_long_side >= 0")
     try:
@@ -158,6 +164,7 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str]) -> RunConf
         endpoint = EndpointConfig(
             model=args.model, base_url=args.base_url, api_key=environ.get(args.api_key_env, "").strip(),
             temperature=args.temperature, max_tokens=args.max_tokens, timeout_s=args.timeout,
+            connect_timeout_s=args.connect_timeout,
             max_retries=args.max_retries, retry_base_s=args.retry_base_delay, extra_body=extra,
             prompt_order=args.prompt_order,
             image=ImageOptions(image_format=args.image_format, jpeg_quality=args.jpeg_quality,
@@ -170,8 +177,9 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str]) -> RunConf
 # ---------------------------------------------------------------------------- answerers
 
 
-def model_answerer(endpoint: EndpointConfig, label: str) -> Answerer:
-    """Ask the endpoint; image or request trouble becomes a failed row."""
+def model_answerer(endpoint: EndpointConfig, label: str, client: PooledClient) -> Answerer:
+    """Ask the endpoint through the run's pooled ``client``; image or request trouble
+    becomes a failed row."""
 
     def answer(item: DatasetItem, stop: threading.Event, on_retry: Callable[[str], None]) -> PredictionRow:
         try:
@@ -179,7 +187,7 @@ def model_answerer(endpoint: EndpointConfig, label: str) -> Answerer:
         except (OSError, ValueError) as exc:
             return PredictionRow(item.item_id, label, None, f"cannot encode image {item.image_path.name}: {exc}",
                                  attempts=0)
-        result = complete(endpoint, build_messages(item.row, url, endpoint.prompt_order), stop=stop,
+        result = complete(client, endpoint, build_messages(item.row, url, endpoint.prompt_order), stop=stop,
                           on_retry=on_retry)
         return PredictionRow(item_id=item.item_id, model=label, raw_text=result.raw_text, error=result.error,
                              latency_s=result.latency_s, attempts=result.attempts,
@@ -344,15 +352,19 @@ def _main(argv: Sequence[str] | None) -> int:
     if config.endpoint is not None and not secret:
         print(f"rose-run: note: ${args.api_key_env} is empty; sending no Authorization header", file=sys.stderr)
 
-    answer = (model_answerer(config.endpoint, config.model_label) if solver is None
-              else solver_answerer(solver, config.model_label))
     predictions = PredictionsFile(config.output, overwrite=args.overwrite)
     todo = [item for item in split.items if item.item_id not in predictions.done]
     skipped = len(split.items) - len(todo)
     write_manifest(man_path, {**man, "status": "running"})
     print(f"rose-run: {len(split.items)} selected, {skipped} already done, {len(todo)} to run -> {config.output}",
           file=sys.stderr)
-    with predictions:
+    with contextlib.ExitStack() as resources:
+        if solver is None:
+            client = resources.enter_context(open_client(config.endpoint, config.concurrency))
+            answer = model_answerer(config.endpoint, config.model_label, client)
+        else:
+            answer = solver_answerer(solver, config.model_label)
+        resources.enter_context(predictions)
         stats = run_items(todo, answer, predictions, concurrency=config.concurrency,
                           progress=not args.no_progress, label=config.model_label)
     status = "interrupted" if stats.interrupted else ("incomplete" if stats.failed else "complete")

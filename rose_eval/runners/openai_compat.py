@@ -1,6 +1,7 @@
 """Ask any OpenAI-compatible ``/chat/completions`` endpoint one ROSE item at a time.
 
-Standard library only (urllib). The message is one user turn in the paper's order:
+Requests go through the run's pooled keep-alive client (``http_client.PooledClient``).
+The message is one user turn in the paper's order:
 text ``prompt_global``, the image as a data URL, text ``prompt_local``; the controls
 (image first, one joined prompt, a blank image of the same size) are options. The
 image is sent as PNG at full size unless asked otherwise, because fine detail is the
@@ -15,15 +16,11 @@ this module produces.
 from __future__ import annotations
 
 import base64
-import email.utils
-import http.client
 import io
 import json
 import random
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,13 +29,12 @@ from typing import Any
 
 from PIL import Image
 
+from rose_eval.runners.http_client import FatalError, PooledClient, RetryableError, Timeouts
 from rose_eval.runners.predictions import Usage
 
 PROMPT_ORDERS: tuple[str, ...] = ("global_image_local", "image_first", "joined")
 IMAGE_FORMATS: tuple[str, ...] = ("png", "jpeg")
-RETRY_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 MAX_BACKOFF_S = 60.0
-MAX_RETRY_AFTER_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -60,7 +56,8 @@ class EndpointConfig:
     api_key: str = field(default="", repr=False)
     temperature: float = 0.0
     max_tokens: int = 256
-    timeout_s: float = 120.0
+    timeout_s: float = 120.0  # reading the answer (and writing the body)
+    connect_timeout_s: float = 10.0
     max_retries: int = 5  # retries after the first attempt
     retry_base_s: float = 1.0
     extra_body: Mapping[str, Any] = field(default_factory=dict)
@@ -83,18 +80,6 @@ class CallResult:
     latency_s: float
     finish_reason: str | None = None
     usage: Usage = Usage()
-
-
-class RetryableError(Exception):
-    """A failure worth another attempt, with an optional server-requested wait."""
-
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-class FatalError(Exception):
-    """A failure another attempt would not fix (4xx other than 408/409/425/429, bad body)."""
 
 
 def redact(text: str, secret: str) -> str:
@@ -196,22 +181,6 @@ def request_body(config: EndpointConfig, messages: list[dict[str, Any]]) -> dict
 # ---------------------------------------------------------------------------- HTTP
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or HTTP-date), capped."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
-
-
 def _message_text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
@@ -222,35 +191,11 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def post_once(config: EndpointConfig, body: bytes) -> dict[str, Any]:
-    """One POST; returns the decoded JSON or raises RetryableError / FatalError."""
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if config.api_key:
-        headers["Authorization"] = f"Bearer {config.api_key}"
-    request = urllib.request.Request(config.url, data=body, headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=config.timeout_s) as response:
-            payload = response.read()
-    except urllib.error.HTTPError as exc:
-        detail = exc.read()[:300].decode("utf-8", "replace").replace("\n", " ")
-        message = f"HTTP {exc.code} from {config.url}: {detail}".strip()
-        if exc.code in RETRY_STATUSES:
-            raise RetryableError(message, parse_retry_after(exc.headers.get("Retry-After"))) from None
-        raise FatalError(message) from None
-    except TimeoutError:
-        raise RetryableError(f"timeout after {config.timeout_s:g} s from {config.url}") from None
-    except (urllib.error.URLError, ConnectionError, http.client.HTTPException, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        if isinstance(reason, TimeoutError):
-            raise RetryableError(f"timeout after {config.timeout_s:g} s from {config.url}") from None
-        raise RetryableError(f"connection error to {config.url}: {type(reason).__name__}: {reason}") from None
-    try:
-        decoded = json.loads(payload)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise RetryableError(f"non-JSON response from {config.url}: {payload[:200]!r}") from None
-    if not isinstance(decoded, dict):
-        raise FatalError(f"unexpected response from {config.url}: {str(decoded)[:200]}")
-    return decoded
+def open_client(config: EndpointConfig, max_connections: int) -> PooledClient:
+    """The run's pooled client for ``config``'s endpoint (close it, or use ``with``)."""
+    return PooledClient(config.url, api_key=config.api_key, max_connections=max_connections,
+                        timeouts=Timeouts(connect=config.connect_timeout_s, read=config.timeout_s,
+                                          write=config.timeout_s, pool=max(config.timeout_s, 60.0)))
 
 
 def backoff_delay(attempt: int, base_s: float, rng: random.Random) -> float:
@@ -258,7 +203,7 @@ def backoff_delay(attempt: int, base_s: float, rng: random.Random) -> float:
     return rng.uniform(0.0, min(MAX_BACKOFF_S, base_s * (2 ** (attempt - 1))))
 
 
-def complete(config: EndpointConfig, messages: list[dict[str, Any]], *,
+def complete(client: PooledClient, config: EndpointConfig, messages: list[dict[str, Any]], *,
              stop: threading.Event | None = None,
              on_retry: Callable[[str], None] | None = None,
              rng: random.Random | None = None) -> CallResult:
@@ -271,7 +216,7 @@ def complete(config: EndpointConfig, messages: list[dict[str, Any]], *,
     while attempts <= config.max_retries:
         attempts += 1
         try:
-            response = post_once(config, body)
+            response = client.post_json(body).body
         except FatalError as exc:
             last_error = str(exc)
             break
@@ -314,7 +259,8 @@ def describe(config: EndpointConfig) -> dict[str, Any]:
         "endpoint": config.url,
         "sampling": {"temperature": config.temperature, "max_tokens": config.max_tokens,
                      "extra_body": dict(config.extra_body)},
-        "request": {"timeout_s": config.timeout_s, "max_retries": config.max_retries,
+        "request": {"timeout_s": config.timeout_s, "connect_timeout_s": config.connect_timeout_s,
+                    "max_retries": config.max_retries, "client": "httpx, pooled keep-alive connections",
                     "retry_base_s": config.retry_base_s},
         "prompt_order": config.prompt_order,
         "prompt_text": "prompt_global and prompt_local stripped of surrounding whitespace",

@@ -210,11 +210,18 @@ def ok_reply(text: str, finish_reason: str = "stop") -> Reply:
 
 @dataclass
 class ChatServer:
-    """A real HTTP server with a scripted reply function and a request log."""
+    """A real HTTP/1.1 keep-alive server with a scripted reply function, a request log
+    (bodies, headers, arrival and reply times), the TCP connections it accepted and the
+    most requests it had in flight at once."""
 
     script: Callable[[int, dict[str, Any], dict[str, str]], Reply]
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    arrived: list[float] = field(default_factory=list)
+    replied: list[tuple[float, int]] = field(default_factory=list)  # (monotonic time, status)
+    connections: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
 
@@ -230,6 +237,13 @@ def start_chat_server(script: Callable[[int, dict[str, Any], dict[str, str]], Re
     state = ChatServer(script=script)
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints serve
+
+        def setup(self) -> None:
+            super().setup()
+            with state.lock:
+                state.connections += 1
+
         def log_message(self, *args: object) -> None:  # keep pytest output clean
             pass
 
@@ -241,6 +255,16 @@ def start_chat_server(script: Callable[[int, dict[str, Any], dict[str, str]], Re
                 index = len(state.requests)
                 state.requests.append(body)
                 state.headers.append(headers)
+                state.arrived.append(time.monotonic())
+                state.in_flight += 1
+                state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            try:
+                self._reply(index, body, headers)
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+
+        def _reply(self, index: int, body: dict[str, Any], headers: dict[str, str]) -> None:
             if self.path != "/v1/chat/completions":
                 status, extra, reply, delay = 404, {}, {"error": "not found"}, 0.0
             else:
@@ -248,6 +272,8 @@ def start_chat_server(script: Callable[[int, dict[str, Any], dict[str, str]], Re
             if delay:
                 time.sleep(delay)
             payload = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
+            with state.lock:
+                state.replied.append((time.monotonic(), status))
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

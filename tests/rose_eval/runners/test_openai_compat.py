@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 from rose_eval.cli.run import main
-from rose_eval.runners.openai_compat import parse_retry_after
+from rose_eval.runners.http_client import parse_retry_after
 
 from .conftest import ok_reply
 
