@@ -21,7 +21,8 @@ from rose_gen.check.audit import AuditError, audit_release, audit_table, default
 from rose_gen.check.guessability import guessability_table
 
 
-def _parser() -> OneLineParser:
+def build_parser() -> OneLineParser:
+    """rose-audit's arguments."""
     p = OneLineParser(prog="rose-audit", description=__doc__.splitlines()[0])
     p.add_argument("release", help="release folder (metadata_{dev,test}.jsonl and images/)")
     p.add_argument("--out", default=None, help="where to write the JSON record (default: <release>.audit.json beside the release)")
@@ -33,7 +34,7 @@ def _parser() -> OneLineParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rose-audit``; returns the exit status."""
-    args = _parser().parse_or_status(argv)
+    args = build_parser().parse_or_status(argv)
     if isinstance(args, int):
         return args
     root = Path(args.release)

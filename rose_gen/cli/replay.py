@@ -45,7 +45,8 @@ from rose_gen.tasks.templates import BRIDGE_TEMPLATES, MAIN_TEMPLATES
 REPORT_FILE = "replay_report.json"
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+def build_parser() -> OneLineParser:
+    """rose-replay's arguments."""
     ap = OneLineParser(prog="rose-replay", description=__doc__.split("\n\n")[0])
     ap.add_argument("input", help="a v0.1-format folder (metadata_*.jsonl, analysis/data/*/metadata_*.jsonl) "
                                   "or one metadata .jsonl file")
@@ -56,6 +57,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--report_only", metavar="FILE", help="rows only: re-derive and compare the rows, resolve the "
                                                           "assets, draw nothing; write the report to FILE")
     ap.add_argument("--overwrite", action="store_true", help="replace an existing output_dir")
+    return ap
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed arguments; one line and exit 2 when no output is named."""
+    ap = build_parser()
     args = ap.parse_args(argv)
     if args.compare_images is None and args.output_dir is None and args.report_only is None:
         ap.error("give an output_dir, --report_only FILE, or --compare_images DIR for the audit mode")

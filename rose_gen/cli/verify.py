@@ -13,8 +13,8 @@ from pathlib import Path
 from rose_eval.cli.args import OneLineParser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``rose-verify``; returns the exit status."""
+def build_parser() -> OneLineParser:
+    """rose-verify's arguments."""
     parser = OneLineParser(prog="rose-verify", description="Check a ROSE release: sha256 of every file, rows "
                      "re-derived from the recorded config, row invariants, image sizes, re-rendered images.")
     parser.add_argument("release", type=Path, help="release directory (holds export_summary.json)")
@@ -22,7 +22,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="re-render no scene, the first and last scene of each subset (default), or all")
     parser.add_argument("--no-rederive", action="store_true",
                         help="skip re-planning from the recorded config (files, invariants and images only)")
-    args = parser.parse_or_status(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``rose-verify``; returns the exit status."""
+    args = build_parser().parse_or_status(argv)
     if isinstance(args, int):
         return args
 
