@@ -242,7 +242,7 @@ def rose(dataset_root: str, split: str = "test", subsets: str | list[str] | None
         temperature: sampling temperature (rose-run's default 0).
         max_tokens: answer token budget (rose-run's default 256).
         controls: interface controls whose rows follow the selected rows, e.g.
-            ``coords_given,text_only`` or ``all`` (README "Interface controls"; default none).
+            ``coords_given,text_only`` or ``all`` (docs/controls.md; default none).
     """
     if on_error not in ON_ERROR:
         raise ValueError(f"{WHO}: on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")

@@ -43,7 +43,7 @@ DATASET_CLASS = "vlmevalkit_dataset/rose_dataset.py.txt"
 WRAPPER_WARNING = (
     "VLMEvalKit does not record how its model wrapper sent the images; its API wrappers "
     "default to JPEG, img_size=512 and img_detail='low', which change ROSE (run them with "
-    "img_size=-1, img_detail='high'; see README, 'Run ROSE in your harness')")
+    "img_size=-1, img_detail='high'; see docs/running.md, 'Run ROSE in your harness')")
 
 
 # ---------------------------------------------------------------------------- export
