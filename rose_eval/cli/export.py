@@ -81,8 +81,12 @@ def _vlmevalkit_predictions(sources: Sequence[Path], model: str) -> tuple[list[P
     label = model.strip()
     predictions = [Prediction(str(r.row["item_id"]), label or str(r.row.get("model") or sources[0].stem),
                               r.row["raw_text"], r.row["error"]) for r in records]
+    failed = sum(1 for p in predictions if p.error)
     return predictions, {"harness": {"name": "VLMEvalKit", "result_file": str(sources[0].resolve())},
-                         "sent": {"warning": WRAPPER_WARNING}}
+                         "sent": {"warning": WRAPPER_WARNING},
+                         "notes": [f"{failed} request(s) failed in VLMEvalKit (its 'Failed to obtain "
+                                   "answer via API' in place of the prediction): error rows, no "
+                                   "raw_text; see counts.errors"]}
 
 
 def _predictions(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ from rose_eval import __version__
 from rose_eval.cli.args import EXIT_USAGE, OneLineParser, finite_float, http_url, int_in
 from rose_eval.runners.baselines import SOLVERS, Solver, SolverContext, SolverError
 from rose_eval.runners.dataset import DatasetError, DatasetItem, LoadedSplit, Selection, load_split
+from rose_eval.runners.generation import DEFAULTS as GENERATION
 from rose_eval.runners.http_client import PooledClient
 from rose_eval.runners.openai_compat import (
     IMAGE_FORMATS,
@@ -91,8 +92,8 @@ def build_parser() -> OneLineParser:
     who.add_argument("--api_key_env", default="OPENAI_API_KEY", help="environment variable holding the bearer key")
 
     req = p.add_argument_group("request")
-    req.add_argument("--temperature", type=finite_float, default=0.0)
-    req.add_argument("--max_tokens", type=int_in(0), default=256,
+    req.add_argument("--temperature", type=finite_float, default=GENERATION.temperature)
+    req.add_argument("--max_tokens", type=int_in(0), default=GENERATION.max_tokens,
                      help="0 = do not send max_tokens (>= 0)")
     req.add_argument("--concurrency", type=int, default=4, help="requests (or solver items) in flight")
     req.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the answer (read) and to send the body (write)")

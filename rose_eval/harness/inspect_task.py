@@ -54,6 +54,7 @@ from rose_eval.harness.common import (
     verdict,
 )
 from rose_eval.runners.dataset import DatasetItem, Selection, load_split
+from rose_eval.runners.generation import DEFAULTS as GENERATION
 from rose_eval.runners.openai_compat import ImageOptions, build_messages, image_data_url
 
 TASK_NAME = "rose"
@@ -218,7 +219,8 @@ def rose(dataset_root: str, split: str = "test", subsets: str | list[str] | None
          prompt_order: str = PAPER_ORDER, image_detail: str = "original",
          image_format: str = "png", jpeg_quality: int = 90, max_long_side: int = 0,
          blank_image: bool = False, allow_benchmark_changes: bool = False,
-         on_error: str = "score", temperature: float = 0.0, max_tokens: int = 256,
+         on_error: str = "score", temperature: float = GENERATION.temperature,
+         max_tokens: int = GENERATION.max_tokens,
          controls: str | list[str] | None = None) -> Task:
     """ROSE on one split of a release folder (``rose-gen`` output or the v0.1 download).
 
@@ -239,8 +241,8 @@ def rose(dataset_root: str, split: str = "test", subsets: str | list[str] | None
         blank_image: send a white image of the same size (text-only control).
         allow_benchmark_changes: run settings that change the benchmark, with a warning.
         on_error: ``score`` (a failed request is a failed item) or ``raise``.
-        temperature: sampling temperature (rose-run's default 0).
-        max_tokens: answer token budget (rose-run's default 256).
+        temperature: sampling temperature (rose-run's default, runners/generation.py).
+        max_tokens: answer token budget (rose-run's default, runners/generation.py).
         controls: interface controls whose rows follow the selected rows, e.g.
             ``coords_given,text_only`` or ``all`` (docs/controls.md; default none).
     """

@@ -12,9 +12,11 @@ lmms-eval's settings for the manifest.
 lmms-eval (from v0.7) strips ``<think>`` blocks before scoring unless
 ``--reasoning_tags none``; the raw output stays in ``resps``, and the predictions take it,
 so rose-eval judges the answer as rose-run would (the manifest counts the changed ones).
-lmms-eval's API wrappers answer ``""`` after their retries fail, so a failed request
-cannot be told from an empty answer; both score as failures, and the manifest counts
-them.
+lmms-eval's API wrappers (0.7.x) answer ``[LMMS_EVAL_REQUEST_FAILED after N retries]
+<error>`` after their retries fail: such a row becomes an error row (``raw_text`` null,
+``error`` the failure text), as rose-run writes a failed request, and the manifest counts
+it (:mod:`rose_eval.harness.failures`). Older versions answered ``""``, which cannot be
+told from an empty answer (counted as ``empty_text``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rose_eval.harness.common import Prediction
+from rose_eval.harness.failures import harness_error
 from rose_eval.harness.lmms_eval_task import METRICS
 from rose_eval.io import InputError, read_jsonl
 
@@ -55,11 +58,14 @@ def _first_text(value: Any) -> str | None:
     return None if value is None or isinstance(value, list) else str(value)
 
 
-def _item_and_texts(row: dict[str, Any]) -> tuple[Any, str | None, str | None]:
-    """(item id, the model's raw answer, the answer lmms-eval scored).
+def _item_and_texts(row: dict[str, Any]) -> tuple[Any, str | None, str | None, str | None]:
+    """(item id, the model's raw answer, the answer lmms-eval scored, the request's error).
 
     lmms-eval keeps ``resps`` (the raw output) only when its filters changed it, e.g. by
     stripping a ``<think>`` block (the default from v0.7); rose-eval scores the raw output.
+    A request that failed after lmms-eval's retries has its failure text where the answer
+    would be (or, scored by this task's ``process_results``, an ``error`` in the record):
+    it becomes the error, with no answer text.
     """
     record = next((row[m] for m in METRICS if isinstance(row.get(m), dict)), None)
     doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
@@ -67,7 +73,12 @@ def _item_and_texts(row: dict[str, Any]) -> tuple[Any, str | None, str | None]:
     scored = (record["raw_text"] if record is not None and "raw_text" in record
               else _first_text(row.get("filtered_resps")))
     raw = _first_text(row["resps"]) if "resps" in row else scored
-    return item_id, raw, scored
+    error = ((record or {}).get("error") or harness_error("lmms-eval", raw)
+             or harness_error("lmms-eval", scored)
+             or harness_error("lmms-eval", _first_text(row.get("filtered_resps"))))
+    if error:
+        return item_id, None, None, str(error)
+    return item_id, raw, scored, None
 
 
 def _scrub(model_args: Any) -> Any:
@@ -110,11 +121,12 @@ def convert(paths: Sequence[Path], *, model: str = "") -> tuple[list[Prediction]
     label = model.strip() or str(facts.get("model_name") or files[0].parent.name)
     predictions: list[Prediction] = []
     seen: dict[str, str] = {}
-    filtered = 0
+    filtered = failed = 0
     for path in files:
         for record in read_jsonl(path, role="lmms-eval samples"):
-            item_id, text, scored = _item_and_texts(record.row)
+            item_id, text, scored, error = _item_and_texts(record.row)
             filtered += text != scored
+            failed += error is not None
             if not item_id:
                 raise InputError("sample without a ROSE item id (no rose metric values, no doc)",
                                  record.where, FIX)
@@ -122,7 +134,7 @@ def convert(paths: Sequence[Path], *, model: str = "") -> tuple[list[Prediction]
                 raise InputError(f"item {item_id} appears twice, first at {seen[str(item_id)]}",
                                  record.where, "convert one run's samples files at a time")
             seen[str(item_id)] = record.where
-            predictions.append(Prediction(str(item_id), label, text, None))
+            predictions.append(Prediction(str(item_id), label, text, error))
     manifest = {
         "harness": {"name": "lmms-eval", "samples_files": [str(f.resolve()) for f in files], **facts},
         "answered_by": {"model": facts.get("model_name") or label, "label": label},
@@ -136,8 +148,11 @@ def convert(paths: Sequence[Path], *, model: str = "") -> tuple[list[Prediction]
         "notes": [f"{filtered} answer(s) changed by lmms-eval's filters before its scoring (e.g. a "
                   "<think> block stripped; pass --reasoning_tags none); the predictions keep the "
                   "raw output, as rose-run records it",
-                  "an empty answer may be a request that failed after lmms-eval's retries "
-                  "(its API wrappers answer '' then); see counts.empty_text",
+                  f"{failed} request(s) failed after lmms-eval's retries (its failure text "
+                  "[LMMS_EVAL_REQUEST_FAILED ...] in place of the answer): error rows, no "
+                  "raw_text; see counts.errors",
+                  "lmms-eval before 0.7 answers '' after its retries fail, which cannot be told "
+                  "from an empty answer; see counts.empty_text",
                   "lmms-eval's OpenAI-compatible wrappers send no image detail level: the "
                   "provider's default applies (OpenAI: auto, which may choose low)"],
     }

@@ -13,8 +13,8 @@ with ``--include_path DIR``. lmms-eval itself is never imported here.
 - ``doc_to_visual`` / ``doc_to_text``: for lmms-eval's simple models, the image and the
   dataset's joined prompt (``prompt_global`` + newline + ``prompt_local``); where the image
   goes is then the model wrapper's choice, so use a chat model for the paper's order.
-- ``process_results``: rose-eval's strict scorer; the same per-item record under every
-  metric name; the aggregations are rose-eval's Table 1 (Avg. PASS, PASS per subset,
+- ``process_results``: rose-eval's strict scorer (lmms-eval's failure text after its
+  retries scores as an endpoint error); the same per-item record under every metric name; the aggregations are rose-eval's Table 1 (Avg. PASS, PASS per subset,
   VALID, Avg. SOFT).
 """
 
@@ -31,6 +31,7 @@ from PIL import Image
 
 from rose_eval.atomic import write_atomic
 from rose_eval.harness.common import PAPER_ORDER, subset_key, table1, verdict
+from rose_eval.harness.failures import harness_error
 from rose_eval.io import InputError, drop_nulls
 from rose_eval.runners.openai_compat import build_messages, prompt_parts
 from rose_eval.split_rows import SplitFiles, find_parquet
@@ -86,9 +87,16 @@ def _answer_text(results: Sequence[Any]) -> str | None:
 
 
 def process_results(doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, dict[str, Any]]:
-    """rose-eval's verdict for one doc, the same record under every metric name."""
-    raw_text = _answer_text(results)
-    record = {**verdict(score_row(doc), raw_text).as_eval_row(), "raw_text": raw_text}
+    """rose-eval's verdict for one doc, the same record under every metric name.
+
+    lmms-eval's failure text (``[LMMS_EVAL_REQUEST_FAILED ...]``, the request failed after
+    its retries) is scored as the endpoint error it is, not as the model's answer.
+    """
+    answer = _answer_text(results)
+    error = harness_error("lmms-eval", answer)
+    raw_text = None if error else answer
+    record = {**verdict(score_row(doc), raw_text, error).as_eval_row(), "raw_text": raw_text,
+              "error": error}
     return dict.fromkeys(METRICS, record)
 
 

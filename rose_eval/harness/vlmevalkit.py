@@ -31,13 +31,13 @@ from typing import Any
 
 from rose_eval.atomic import atomic_output, write_atomic
 from rose_eval.harness.common import image_facts, table1, verdict
+from rose_eval.harness.failures import harness_error
 from rose_eval.io import InputError, Record
 from rose_eval.runners.dataset import load_split
 from rose_eval.runners.openai_compat import prompt_parts
 
 TSV_COLUMNS: tuple[str, ...] = ("index", "image", "question", "answer", "category", "split",
                                 "item_id", "image_id", "prompt_global", "prompt_local", "rose_row")
-FAIL_MESSAGE = "Failed to obtain answer"  # how VLMEvalKit marks an item whose request failed
 DATASET_PREFIX = "ROSE_"
 DATASET_CLASS = "vlmevalkit_dataset/rose_dataset.py.txt"
 WRAPPER_WARNING = (
@@ -184,9 +184,11 @@ def _result_rows(path: Path, needed: tuple[str, ...]) -> Iterator[tuple[str, dic
 
 
 def _answer(prediction: Any) -> tuple[str | None, str | None]:
-    """(raw_text, error) of a prediction cell; VLMEvalKit's failure message is an error."""
+    """(raw_text, error) of a prediction cell; VLMEvalKit's failure message is an error
+    (``raw_text`` null), whatever its wrapper appended to it."""
     text = "" if prediction is None else str(prediction)
-    return (None, text) if text.startswith(FAIL_MESSAGE) else (text, None)
+    error = harness_error("vlmevalkit", text)
+    return (None, error) if error else (text, None)
 
 
 def read_result_file(path: Path, warn: Callable[[str], None] | None = None) -> list[Record]:

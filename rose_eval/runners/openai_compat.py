@@ -29,6 +29,7 @@ from typing import Any
 
 from PIL import Image
 
+from rose_eval.runners.generation import DEFAULTS as GENERATION
 from rose_eval.runners.http_client import FatalError, PooledClient, RetryableError, Timeouts
 from rose_eval.runners.predictions import Usage
 
@@ -54,8 +55,8 @@ class EndpointConfig:
     model: str
     base_url: str
     api_key: str = field(default="", repr=False)
-    temperature: float = 0.0
-    max_tokens: int = 256
+    temperature: float = GENERATION.temperature
+    max_tokens: int = GENERATION.max_tokens
     timeout_s: float = 120.0  # reading the answer (and writing the body)
     connect_timeout_s: float = 10.0
     max_retries: int = 5  # retries after the first attempt

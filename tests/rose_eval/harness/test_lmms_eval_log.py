@@ -19,7 +19,7 @@ from rose_eval.cli.eval import main as rose_eval_main
 from rose_eval.cli.export import main as rose_export
 from rose_eval.harness import lmms_eval_task as lmms
 from rose_eval.harness.common import write_predictions
-from rose_eval.harness.lmms_eval_log import convert
+from rose_eval.harness.lmms_eval_log import _item_and_texts, convert
 from rose_eval.io import InputError
 from rose_eval.vocab import SUBSET_ORDER
 from tests.rose_eval.harness.conftest import read_rows
@@ -29,7 +29,19 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, default=str, ensure_ascii=False).encode()).hexdigest()
 
 
+# What lmms-eval 0.7.x's API wrappers answer once their retries are spent (the text of a
+# real run against a local endpoint that refused the key).
+FAILED = ("[LMMS_EVAL_REQUEST_FAILED after 5 retries] Error code: 401 - {'error': {'message': "
+          "'Incorrect API key provided', 'type': 'invalid_request_error'}}")
+
+
+def _failed(i: int) -> bool:
+    return i % 7 == 6
+
+
 def _answer(i: int, doc: dict[str, Any]) -> str:
+    if _failed(i):
+        return FAILED
     return ["", "COUNT(0)", doc["ground_truth_formal_answer"]][i % 3] if i % 4 else doc["ground_truth_formal_answer"]
 
 
@@ -114,10 +126,46 @@ def test_answer_text_comes_through_both_layouts(lmms_run, release):
     out, _, _ = lmms_run
     predictions = {p.item_id: p for p in convert([out])[0]}
     for split in ("test", "dev"):
-        for row in read_rows(release / f"metadata_{split}.jsonl"):
-            assert predictions[row["item_id"]].error is None
-    empty = [p for p in predictions.values() if p.raw_text == ""]
-    assert empty  # lmms-eval's answer after failed retries stays an (unpassable) empty answer
+        for i, row in enumerate(read_rows(release / f"metadata_{split}.jsonl")):
+            prediction = predictions[row["item_id"]]
+            if _failed(i):
+                assert prediction.raw_text is None
+                assert prediction.error == f"lmms-eval: {FAILED}"
+            else:
+                assert prediction.error is None and prediction.raw_text is not None
+    assert [p for p in predictions.values() if p.raw_text == ""]  # an empty answer stays an answer
+
+
+def test_failure_text_is_an_error_in_lmms_eval_and_in_rose_eval(lmms_run, release, tmp_path):
+    """lmms-eval's failure text scores as an endpoint error, in the task and after conversion."""
+    out, _, _ = lmms_run
+    row = read_rows(release / "metadata_test.jsonl")[0]
+    record = lmms.process_results(row, [FAILED])["pass"]
+    assert record["api_error"] == 1 and record["raw_text"] is None and record["error"].startswith("lmms-eval: [LMMS")
+    assert lmms.process_results(row, ["COUNT(1)"])["pass"]["api_error"] == 0
+    preds = tmp_path / "p.jsonl"
+    assert rose_export(["predictions", "lmms-eval", str(out), "--output", str(preds)]) == 0
+    manifest = json.loads((tmp_path / "p.manifest.json").read_text(encoding="utf-8"))
+    failed = sum(_failed(i) for i in range(25)) * 2  # both splits have 25 rows
+    assert failed > 0 and manifest["counts"]["errors"] == failed and manifest["counts"]["no_text"] == failed
+    assert any(note.startswith(f"{failed} request(s) failed after lmms-eval's retries") for note in manifest["notes"])
+    out_dir = tmp_path / "eval"
+    assert rose_eval_main(["--dataset_root", str(release), "--split", "test", "--predictions", str(preds),
+                           "--out_dir", str(out_dir), "--no_analyses"]) == 0
+    summary = json.loads((out_dir / "evaluation_summary.json").read_text())
+    assert summary["overall"]["api_error_rate"] == sum(_failed(i) for i in range(25)) / 25
+
+
+def test_failure_text_in_an_older_record_or_the_filtered_answer_is_found(release):
+    """A record scored before the task knew the marker, and the old layout, still convert to errors."""
+    row = read_rows(release / "metadata_test.jsonl")[0]
+    stale = {**lmms.process_results(row, ["COUNT(1)"])["pass"], "raw_text": FAILED, "error": None}
+    for line in ({"doc_id": 0, "filtered_resps": [FAILED], "pass": stale},
+                 {"doc_id": 0, "filtered_resps": [FAILED], "doc": {"item_id": row["item_id"]}},
+                 {"doc_id": 0, "filtered_resps": ["COUNT(1)"], "resps": [[FAILED]],
+                  "doc": {"item_id": row["item_id"]}}):
+        item_id, raw, scored, error = _item_and_texts(line)
+        assert (item_id, raw, scored) == (row["item_id"], None, None) and error == f"lmms-eval: {FAILED}"
 
 
 def test_the_raw_output_is_scored_not_lmms_evals_filtered_one(lmms_run, tmp_path):

@@ -47,9 +47,20 @@ def dataset_class_file(tsv: Path) -> Path:
     return tsv.parents[1] / "VLMEvalKit/vlmeval/dataset/rose.py"
 
 
+# What VLMEvalKit writes for a failed request: the OpenAI wrapper's fail_msg (trailing space
+# and all), and BaseAPI.chat_inner's when every conversation turn failed.
+FAILED = ("Failed to obtain answer via API. ",
+          "Failed to obtain answer via API.: Failed with all possible conversation turns.")
+
+
 def _answer(i: int, row: dict[str, Any]) -> str:
     return [row["ground_truth_formal_answer"], "COUNT(0)", "no idea", row["ground_truth_formal_answer"],
-            "Failed to obtain answer via API. HTTP 500"][i % 5]
+            FAILED[i // 5 % 2]][i % 5]
+
+
+def _error(text: str) -> str | None:
+    """The error row rose-export writes for VLMEvalKit's failure text (None for an answer)."""
+    return f"VLMEvalKit: {' '.join(text.split())}" if text in FAILED else None
 
 
 def test_tsv_holds_every_row_and_the_released_png_bytes(tsv, release, test_rows):
@@ -101,8 +112,8 @@ def test_round_trip_gives_the_same_pass_as_our_predictions(tsv, release, test_ro
         frame.to_csv(result, sep="\t", index=False)
     ours = tmp_path / "ours.jsonl"
     ours.write_text("".join(json.dumps({"item_id": r["item_id"], "model": "GPT4o",
-                                        "raw_text": None if _answer(i, r).startswith("Failed") else _answer(i, r),
-                                        "error": _answer(i, r) if _answer(i, r).startswith("Failed") else None}) + "\n"
+                                        "raw_text": None if _error(_answer(i, r)) else _answer(i, r),
+                                        "error": _error(_answer(i, r))}) + "\n"
                             for i, r in enumerate(test_rows)), encoding="utf-8")
     outputs = {}
     for name, preds in (("vlm", result), ("ours", ours)):
@@ -127,12 +138,18 @@ def test_result_file_reader_and_converter(tsv, test_rows, tmp_path, capsys):
     assert "img_detail='high'" in capsys.readouterr().out
     assert [r.row["item_id"] for r in records] == [r["item_id"] for r in test_rows]
     assert records[4].row == {"item_id": test_rows[4]["item_id"], "raw_text": None,
-                              "error": "Failed to obtain answer via API. HTTP 500", "model": "m"}
+                              "error": "VLMEvalKit: Failed to obtain answer via API.", "model": "m"}
+    assert records[9].row["raw_text"] is None and records[9].row["error"] == \
+        "VLMEvalKit: Failed to obtain answer via API.: Failed with all possible conversation turns."
     assert records[0].where == f"{result}:2"
     assert rose_export(["predictions", "vlmevalkit", str(result), "--output", str(tmp_path / "p.jsonl")]) == 0
     converted = read_rows(tmp_path / "p.jsonl")
     assert [(p["item_id"], p["raw_text"], p["error"]) for p in converted] == \
         [(r.row["item_id"], r.row["raw_text"], r.row["error"]) for r in records]
+    manifest = json.loads((tmp_path / "p.manifest.json").read_text(encoding="utf-8"))
+    failed = sum(1 for i in range(len(test_rows)) if i % 5 == 4)
+    assert failed > 0 and manifest["counts"]["errors"] == failed
+    assert manifest["counts"]["no_text"] == failed and manifest["notes"][0].startswith(f"{failed} request(s) failed")
 
 
 def test_bad_result_files_are_one_line_errors(tsv, release, tmp_path, capsys, monkeypatch):
