@@ -28,7 +28,7 @@ METADATA_FIELDS = frozenset({
     "ground_truth_formal_answer", "all_target_cells", "target_cells", "region_target_cells",
     "source_item_id", "source_click_item_id", "control",
 })
-PREDICTION_FIELDS = frozenset({"item_id", "model", "raw_text", "error", "finish_reason"})
+PREDICTION_FIELDS = frozenset({"item_id", "model", "raw_text", "error", "finish_reason", "epoch"})
 # Harness hook: a VLMEvalKit result file is read as prediction rows (rose_eval.harness).
 RESULT_FILE_SUFFIXES = (".xlsx", ".tsv")
 JSONL_FIX = {

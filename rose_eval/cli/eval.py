@@ -4,6 +4,10 @@ Writes the public v0.1 evaluator's eight files with identical content, adds the 
 under the ``analyses`` key of evaluation_summary.json (unless ``--no_analyses``) and prints
 a Markdown summary. Subcommands (``rose-eval compare ...``) are listed in SUBCOMMANDS.
 
+A predictions file with an ``epoch`` field (``rose-run --epochs k``) is scored per epoch:
+the eight files are epoch 1's, ``epochs.json`` beside them holds every epoch's numbers,
+their mean, the per-item agreement and the intervals of all epochs (:mod:`rose_eval.epochs`).
+
 Every input row is checked before scoring (:mod:`rose_eval.validate`); every run prints its
 coverage on stderr (:mod:`rose_eval.coverage`) and writes ``provenance.json`` beside the
 eight files (:mod:`rose_eval.provenance`).
@@ -29,6 +33,14 @@ from rose_eval.analyses import failures
 from rose_eval.analyses.worker import BootstrapHelper
 from rose_eval.cli.args import EXIT_USAGE, OneLineParser, int_in
 from rose_eval.coverage import Coverage, measure
+from rose_eval.epochs import (
+    EPOCHS_FILE,
+    check_even,
+    epochs_summary,
+    split_epochs,
+    summary_line,
+    uneven,
+)
 from rose_eval.io import (
     METADATA_FIELDS,
     InputError,
@@ -39,7 +51,7 @@ from rose_eval.io import (
     run_model,
 )
 from rose_eval.protocol import parse_answer
-from rose_eval.report.tables import display_model_name, write_outputs
+from rose_eval.report.tables import display_model_name, json_bytes, write_outputs
 from rose_eval.score import score_parsed
 from rose_eval.split_rows import read_rows, resolve_split
 from rose_eval.truth import item_truth
@@ -110,6 +122,9 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--lenient_answers", action="store_true",
                         help="score prediction rows without raw_text, or with a non-string "
                              "one, as the public v0.1 evaluator does (default: refused)")
+    parser.add_argument("--allow_uneven_epochs", action="store_true",
+                        help="score a repeated run whose epochs are not 1..k or answer different "
+                             "items (default: refused)")
     parser.add_argument("--controls_predictions", type=Path, default=None,
                         help="predictions for the release's interface-control items (analysis/controls/); "
                              "control item ids in --predictions are used too. Scored only for the "
@@ -173,8 +188,12 @@ def _evaluate(args: argparse.Namespace,
     prediction_records = [rec for rec in prediction_records if str(rec.row.get("item_id")) not in controls.metadata]
     if not args.lenient_answers:
         check_predictions(prediction_records)
-    predictions = index_by_item_id(prediction_records, role="predictions")
     model = run_model((rec.row for rec in prediction_records), args.model, predictions_path)
+    by_epoch = split_epochs(prediction_records)
+    if by_epoch is not None:  # a repeated run: the public files score the first epoch
+        check_even(by_epoch, predictions_path, allow=args.allow_uneven_epochs)
+        prediction_records = next(iter(by_epoch.values()))
+    predictions = index_by_item_id(prediction_records, role="predictions")
 
     matched = metadata.keys() & predictions.keys()
     missing = sorted(metadata.keys() - predictions.keys())
@@ -208,13 +227,20 @@ def _evaluate(args: argparse.Namespace,
     summary = build_summary(eval_rows, metadata_rows, run)
     coverage = measure(eval_rows, metadata_rows,
                        {key: rec.row for key, rec in predictions.items()})
+    extra_files: dict[str, bytes] = {}
+    repeats = None
+    if by_epoch is not None:
+        repeats = score_epochs(by_epoch, eval_rows, metadata, args, model)
+        extra_files[EPOCHS_FILE] = json_bytes(repeats)
     sidecar = prov.build_provenance(
         files=metadata_files, rows_sha256=rows_sha256, split=args.split,
         rows=len(metadata), metadata_rows=metadata_rows, predictions=predictions_path,
         model=model, dataset_repo_id=repo_id or None, coverage=coverage,
         settings={"allow_partial": args.allow_partial, "near_miss_l1": args.near_miss_l1,
                   "seed": args.seed, "n_boot": args.n_boot, "analyses": not args.no_analyses,
-                  "lenient_answers": args.lenient_answers})
+                  "lenient_answers": args.lenient_answers,
+                  **({} if repeats is None else {"epochs": repeats["epochs"],
+                                                 "allow_uneven_epochs": args.allow_uneven_epochs})})
 
     def add_analyses() -> None:  # once the per-item files are written
         from rose_eval.analyses import run_analyses
@@ -230,11 +256,34 @@ def _evaluate(args: argparse.Namespace,
     try:
         write_outputs(out_dir, eval_rows, summary, args.digits,
                       before_summary=None if args.no_analyses else add_analyses,
-                      extra_files={prov.PROVENANCE_FILE: prov.provenance_bytes(sidecar)})
+                      extra_files={prov.PROVENANCE_FILE: prov.provenance_bytes(sidecar), **extra_files})
     except OSError as exc:
         raise InputError(f"cannot write the outputs: {exc.strerror or exc}", out_dir,
                          "choose a writable --out_dir") from None
+    if repeats is not None:
+        print(f"{PROG}: {summary_line(repeats)} ({EPOCHS_FILE})", file=sys.stderr)
     return summary, failures(summary.get("analyses", {})), coverage
+
+
+def score_epochs(by_epoch: dict[int, list[Record]], first_rows: list[dict[str, Any]],
+                 metadata: dict[str, Record], args: argparse.Namespace, model: str) -> dict[str, Any]:
+    """Score every epoch after the first (whose rows are ``first_rows``) and summarise them
+    all (:func:`rose_eval.epochs.epochs_summary`); an epoch with items outside the metadata,
+    or none in it, is an InputError."""
+    rows_by_epoch = {}
+    for epoch, records in by_epoch.items():
+        if not rows_by_epoch:
+            rows_by_epoch[epoch] = first_rows
+            continue
+        predictions = index_by_item_id(records, role=f"epoch {epoch} predictions")
+        matched = metadata.keys() & predictions.keys()
+        if not matched:
+            raise InputError(f"no prediction item_id of epoch {epoch} matches the {args.split} metadata",
+                             records[0].where, "check that every epoch answers this split")
+        rows_by_epoch[epoch] = score_records(matched, metadata, predictions, model=model,
+                                             near_miss_l1=args.near_miss_l1)
+    return epochs_summary(rows_by_epoch, even=not uneven(by_epoch), problems=uneven(by_epoch),
+                          seed=args.seed, n_boot=args.n_boot, intervals=not args.no_analyses)
 
 
 class ControlRun:
@@ -271,7 +320,8 @@ def control_run(args: argparse.Namespace, main_predictions: Sequence[Record]) ->
     rows = [rec for control in present for rec in read_control_rows(root, control, args.split)]
     check_metadata(rows)
     metadata = index_by_item_id(rows, role="control metadata")
-    records = [rec for rec in main_predictions if str(rec.row.get("item_id")) in metadata]
+    records = [rec for rec in main_predictions if str(rec.row.get("item_id")) in metadata
+               and rec.row.get("epoch", 1) == 1]  # a repeated run's controls: the first epoch
     if extra is not None:
         path = extra.expanduser().resolve()
         own = read_predictions(path)

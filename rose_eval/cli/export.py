@@ -36,6 +36,19 @@ EXIT_INPUT_ERROR = EXIT_USAGE
 HARNESSES = ("inspect", "lmms-eval", "vlmevalkit")
 
 
+def epoch_choice(text: str) -> int | str:
+    """An argparse type: an epoch number >= 1, or 'all'."""
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an epoch number or 'all', got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"epochs count from 1, got {value}")
+    return value
+
+
 def build_parser() -> OneLineParser:
     """The subcommands and flags of rose-export."""
     parser = OneLineParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0])
@@ -56,7 +69,8 @@ def build_parser() -> OneLineParser:
                             "folder; vlmevalkit: the result .xlsx/.tsv")
     preds.add_argument("--output", type=Path, required=True, help="predictions JSONL to write")
     preds.add_argument("--model", default="", help="model label (default: from the harness)")
-    preds.add_argument("--epoch", type=int, default=1, help="inspect: which epoch to convert")
+    preds.add_argument("--epoch", type=epoch_choice, default=1,
+                       help="inspect: which epoch to convert, or 'all' (rows then carry an epoch field)")
     return parser
 
 

@@ -5,7 +5,9 @@
              --output preds.jsonl [--concurrency 8] [--max_retries 5] ...
 
 Re-running the same command resumes: finished items are skipped, failed or interrupted
-ones are asked again. A run manifest (``preds.manifest.json``) records everything needed
+ones are asked again. ``--epochs k`` (temperature > 0) asks every item k times: one row per
+(item, epoch) with an ``epoch`` field, item ids unchanged; epoch e sends the sampling
+seed ``--seed + e - 1``, so the epochs' requests differ. A run manifest (``preds.manifest.json``) records everything needed
 to report the run, never the API key.
 """
 
@@ -61,8 +63,29 @@ SOLVER_READS = {
     "prior": "prompt text, subset and the dev split's answers only",
 }
 
-# An answerer turns one item into a finished row; it never raises for item trouble.
-Answerer = Callable[[DatasetItem, threading.Event, Callable[[str], None]], PredictionRow]
+# Solvers whose answers change with the seed: the only ones --epochs > 1 may repeat.
+REPEATABLE_SOLVERS = frozenset({"random"})
+
+
+@dataclass(frozen=True)
+class Task:
+    """One answer to produce: an item, in one epoch (None: a single-epoch run)."""
+
+    item: DatasetItem
+    epoch: int | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.item.item_id, self.epoch or 1)
+
+
+# An answerer turns one task into a finished row; it never raises for item trouble.
+Answerer = Callable[[Task, threading.Event, Callable[[str], None]], PredictionRow]
+
+
+def epoch_seed(seed: int, epoch: int | None) -> int | None:
+    """The sampling seed epoch ``epoch`` sends (None for a single-epoch run: no seed sent)."""
+    return None if epoch is None else seed + epoch - 1
 
 
 class UsageError(ValueError):
@@ -80,7 +103,10 @@ def build_parser() -> OneLineParser:
     data.add_argument("--templates", nargs="*", default=[], help="templates: T1..T5 or full names")
     data.add_argument("--samples_per_subset", type=int, default=0, help="keep N rows per subset (0 = all)")
     data.add_argument("--shuffle", action="store_true", help="shuffle before taking N per subset")
-    data.add_argument("--seed", type=int, default=42, help="seed of --shuffle and of the random solver")
+    data.add_argument("--seed", type=int, default=42, help="seed of --shuffle and of the random solver; "
+                      "with --epochs > 1 epoch e uses seed + e - 1 (sent to the endpoint as 'seed')")
+    data.add_argument("--epochs", type=int_in(1), default=1,
+                      help="answer every item this many times (> 1 needs --temperature > 0 or the random solver)")
     data.add_argument("--controls", nargs="*", default=[],
                       help="also run the interface-control rows (analysis/controls/) of the selected items: "
                            "coords_given, exceptions_given, text_only or 'all'; text_only is sent without an image")
@@ -128,6 +154,7 @@ class RunConfig:
     endpoint: EndpointConfig | None
     concurrency: int
     output: Path
+    epochs: int = 1
 
 
 def _split_list(values: Sequence[str]) -> tuple[str, ...]:
@@ -157,6 +184,7 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str]) -> RunConf
     except ValueError:
         raise UsageError("--extra_body holds NaN or Infinity, which JSON cannot carry; give "
                          "finite numbers") from None
+    check_epochs(args, extra)
     selection = Selection(subsets=_split_list(args.subsets), templates=_split_list(args.templates),
                           samples_per_subset=args.samples_per_subset, shuffle=args.shuffle, seed=args.seed,
                           controls=_split_list(args.controls))
@@ -172,43 +200,69 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str]) -> RunConf
                                max_long_side=args.max_long_side, blank=args.blank_image))
     label = args.model or f"{args.solver}-baseline"
     return RunConfig(selection=selection, model_label=label, solver=args.solver, endpoint=endpoint,
-                     concurrency=args.concurrency, output=args.output.expanduser().resolve())
+                     concurrency=args.concurrency, output=args.output.expanduser().resolve(),
+                     epochs=args.epochs)
+
+
+def check_epochs(args: argparse.Namespace, extra: dict[str, Any]) -> None:
+    """Refuse repeats that would repeat the same answer (or be cached as one)."""
+    if args.epochs == 1:
+        return
+    if args.solver and args.solver not in REPEATABLE_SOLVERS:
+        raise UsageError(f"--epochs {args.epochs}: the {args.solver} solver has no randomness, every epoch "
+                         f"would give the same answers; use --epochs 1 (or --solver "
+                         f"{' / '.join(sorted(REPEATABLE_SOLVERS))})")
+    if args.base_url and args.temperature <= 0:
+        raise UsageError(f"--epochs {args.epochs} needs --temperature > 0: at temperature "
+                         f"{args.temperature:g} every epoch asks for the same answer")
+    if "seed" in extra:
+        raise UsageError("--epochs > 1 sends a seed per epoch (--seed + epoch - 1); remove 'seed' from "
+                         "--extra_body")
+
+
+def tasks_of(items: Sequence[DatasetItem], epochs: int) -> list[Task]:
+    """Every (item, epoch) of a run, epoch by epoch (a single-epoch run's tasks carry no epoch)."""
+    if epochs == 1:
+        return [Task(item) for item in items]
+    return [Task(item, epoch) for epoch in range(1, epochs + 1) for item in items]
 
 
 # ---------------------------------------------------------------------------- answerers
 
 
-def model_answerer(endpoint: EndpointConfig, label: str, client: PooledClient) -> Answerer:
-    """Ask the endpoint through the run's pooled ``client``; image or request trouble
-    becomes a failed row."""
+def model_answerer(endpoint: EndpointConfig, label: str, client: PooledClient, seed: int = 0) -> Answerer:
+    """Ask the endpoint through the run's pooled ``client`` (an epoch's requests carry its
+    seed, :func:`epoch_seed`); image or request trouble becomes a failed row."""
 
-    def answer(item: DatasetItem, stop: threading.Event, on_retry: Callable[[str], None]) -> PredictionRow:
+    def answer(task: Task, stop: threading.Event, on_retry: Callable[[str], None]) -> PredictionRow:
+        item = task.item
         try:
             url = None if item.image_path is None else image_data_url(item.image_path, endpoint.image)
         except (OSError, ValueError) as exc:
             return PredictionRow(item.item_id, label, None, f"cannot encode image {item.image_path.name}: {exc}",
-                                 attempts=0)
+                                 attempts=0, epoch=task.epoch)
         result = complete(client, endpoint, build_messages(item.row, url, endpoint.prompt_order), stop=stop,
-                          on_retry=on_retry)
+                          on_retry=on_retry, seed=epoch_seed(seed, task.epoch))
         return PredictionRow(item_id=item.item_id, model=label, raw_text=result.raw_text, error=result.error,
                              latency_s=result.latency_s, attempts=result.attempts,
-                             finish_reason=result.finish_reason, usage=result.usage)
+                             finish_reason=result.finish_reason, usage=result.usage, epoch=task.epoch)
 
     return answer
 
 
-def solver_answerer(solver: Solver, label: str) -> Answerer:
-    """Run a built-in solver; an exception becomes a failed row, never a made-up answer."""
+def solver_answerer(solver_for: Callable[[int | None], Solver], label: str) -> Answerer:
+    """Run a built-in solver (``solver_for(epoch)``: the one of that epoch); an exception
+    becomes a failed row, never a made-up answer."""
 
-    def answer(item: DatasetItem, stop: threading.Event, on_retry: Callable[[str], None]) -> PredictionRow:
-        started = time.monotonic()
+    def answer(task: Task, stop: threading.Event, on_retry: Callable[[str], None]) -> PredictionRow:
+        item, started = task.item, time.monotonic()
         try:
-            text = solver(item)
+            text = solver_for(task.epoch)(item)
         except Exception as exc:  # noqa: BLE001 - any solver failure is recorded on the item
             return PredictionRow(item.item_id, label, None, f"{type(exc).__name__}: {exc}",
-                                 latency_s=round(time.monotonic() - started, 3))
+                                 latency_s=round(time.monotonic() - started, 3), epoch=task.epoch)
         return PredictionRow(item.item_id, label, text, None, latency_s=round(time.monotonic() - started, 3),
-                             finish_reason="stop")
+                             finish_reason="stop", epoch=task.epoch)
 
     return answer
 
@@ -224,10 +278,10 @@ class RunStats:
     interrupted: bool
 
 
-def run_items(items: Sequence[DatasetItem], answer: Answerer, out: PredictionsFile, *, concurrency: int,
+def run_items(items: Sequence[Task], answer: Answerer, out: PredictionsFile, *, concurrency: int,
               progress: bool, label: str) -> RunStats:
-    """Answer ``items`` with ``concurrency`` worker threads; the main thread writes rows."""
-    todo: queue.Queue[DatasetItem] = queue.Queue()
+    """Answer the tasks ``items`` with ``concurrency`` worker threads; the main thread writes rows."""
+    todo: queue.Queue[Task] = queue.Queue()
     for item in items:
         todo.put(item)
     results: queue.Queue[PredictionRow] = queue.Queue()
@@ -248,7 +302,8 @@ def run_items(items: Sequence[DatasetItem], answer: Answerer, out: PredictionsFi
             try:
                 row = answer(item, stop, on_retry)
             except Exception as exc:  # noqa: BLE001 - a bug in an answerer must not hang the run
-                row = PredictionRow(item.item_id, label, None, f"{type(exc).__name__}: {exc}")
+                row = PredictionRow(item.item.item_id, label, None, f"{type(exc).__name__}: {exc}",
+                                    epoch=item.epoch)
             results.put(row)
 
     threads = [threading.Thread(target=worker, daemon=True, name=f"rose-run-{i}")
@@ -293,11 +348,15 @@ def manifest(config: RunConfig, split: LoadedSplit, args: argparse.Namespace) ->
         answered_by = {"kind": "solver", "solver": config.solver, "model": config.model_label,
                        "seed": config.selection.seed if config.solver == "random" else None,
                        "reads": SOLVER_READS.get(str(config.solver), "metadata row")}
+    repeats = ({} if config.epochs == 1 else
+               {"repeats": {"epochs": config.epochs, "seed_of_epoch": "seed + epoch - 1",
+                            "seed": config.selection.seed}})
     return {
         "config": {
             "answered_by": answered_by,
             "dataset": {"split": split.split, "metadata_file": split.metadata_path.name,
                         "metadata_sha256": split.fingerprint},
+            **repeats,
         },
         "request": {**request, "concurrency": config.concurrency},
         "selection": {"dataset_root": str(split.root), "subsets": list(config.selection.subsets),
@@ -341,39 +400,46 @@ def _main(argv: Sequence[str] | None) -> int:
         man_path = manifest_path_for(config.output)
         if not args.overwrite and not args.dry_run and config.output.exists():
             check_resumable(man_path, man["config"])
-        solver = None if config.solver is None else SOLVERS.get(config.solver)(
-            SolverContext(seed=args.seed, dataset_root=split.root, split=split.split))
+        solvers = {} if config.solver is None else {
+            epoch: SOLVERS.get(config.solver)(SolverContext(seed=args.seed + (epoch or 1) - 1,
+                                                            dataset_root=split.root, split=split.split))
+            for epoch in ([None] if config.epochs == 1 else range(1, config.epochs + 1))}
     except (UsageError, DatasetError, PredictionsError, SolverError) as exc:
         return _fail(str(exc), secret)
 
+    repeats = "" if config.epochs == 1 else f" x {config.epochs} epochs"
     if args.dry_run:
-        print(f"rose-run: dry run: {len(split.items)} items of {split.metadata_path} selected, "
+        print(f"rose-run: dry run: {len(split.items)} items{repeats} of {split.metadata_path} selected, "
               f"all images present; nothing sent", file=sys.stderr)
         return EXIT_OK
     if config.endpoint is not None and not secret:
         print(f"rose-run: note: ${args.api_key_env} is empty; sending no Authorization header", file=sys.stderr)
 
     predictions = PredictionsFile(config.output, overwrite=args.overwrite)
-    todo = [item for item in split.items if item.item_id not in predictions.done]
-    skipped = len(split.items) - len(todo)
+    tasks = tasks_of(split.items, config.epochs)
+    todo = [task for task in tasks if task.key not in predictions.done_keys]
+    skipped = len(tasks) - len(todo)
     write_manifest(man_path, {**man, "status": "running"})
-    print(f"rose-run: {len(split.items)} selected, {skipped} already done, {len(todo)} to run -> {config.output}",
-          file=sys.stderr)
+    print(f"rose-run: {len(split.items)} selected{repeats}, {skipped} already done, {len(todo)} to run -> "
+          f"{config.output}", file=sys.stderr)
     with contextlib.ExitStack() as resources:
-        if solver is None:
+        if not solvers:
             client = resources.enter_context(open_client(config.endpoint, config.concurrency))
-            answer = model_answerer(config.endpoint, config.model_label, client)
+            answer = model_answerer(config.endpoint, config.model_label, client, seed=args.seed)
         else:
-            answer = solver_answerer(solver, config.model_label)
+            answer = solver_answerer(solvers.__getitem__, config.model_label)
         resources.enter_context(predictions)
         stats = run_items(todo, answer, predictions, concurrency=config.concurrency,
                           progress=not args.no_progress, label=config.model_label)
     status = "interrupted" if stats.interrupted else ("incomplete" if stats.failed else "complete")
     write_manifest(man_path, {**man, "status": status,
-                              "counts": {"selected": len(split.items), "succeeded": skipped + stats.done,
+                              "counts": {"selected": len(split.items),
+                                         **({} if config.epochs == 1 else {"epochs": config.epochs,
+                                                                           "answers": len(tasks)}),
+                                         "succeeded": skipped + stats.done,
                                          "failed": stats.failed,
                                          "not_run": len(todo) - stats.done - stats.failed}})
-    summary = (f"rose-run: {status}: {skipped + stats.done}/{len(split.items)} answered, {stats.failed} failed, "
+    summary = (f"rose-run: {status}: {skipped + stats.done}/{len(tasks)} answered, {stats.failed} failed, "
                f"{stats.retries} retries")
     if stats.interrupted:
         print(f"{summary}; interrupted: re-run the same command to resume", file=sys.stderr)

@@ -170,6 +170,7 @@ class Prediction:
     model: str
     raw_text: str | None
     error: str | None = None
+    epoch: int | None = None  # a harness's repeat (inspect epochs); None: written without the field
 
 
 def tool_record() -> dict[str, Any]:
@@ -178,11 +179,18 @@ def tool_record() -> dict[str, Any]:
             "protocol_version": PROTOCOL_VERSION}
 
 
+def _row(prediction: Prediction) -> dict[str, Any]:
+    row = asdict(prediction)
+    if prediction.epoch is None:
+        del row["epoch"]
+    return row
+
+
 def write_predictions(path: Path, predictions: Sequence[Prediction],
                       manifest: Mapping[str, Any]) -> Path:
     """Write the predictions JSONL and its manifest beside it, each atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(asdict(p), ensure_ascii=False) + "\n" for p in predictions)
+    text = "".join(json.dumps(_row(p), ensure_ascii=False) + "\n" for p in predictions)
     counts = {"items": len(predictions),
               "errors": sum(1 for p in predictions if p.error),
               "no_text": sum(1 for p in predictions if p.raw_text is None),

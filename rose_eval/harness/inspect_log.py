@@ -42,15 +42,15 @@ def read_log(path: Path) -> EvalLog:
     return log
 
 
-def _prediction(sample: EvalSample, model: str) -> Prediction:
+def _prediction(sample: EvalSample, model: str, epoch: int | None = None) -> Prediction:
     score = (sample.scores or {}).get(SCORER)
     if sample.error is not None:
         message = " ".join(str(sample.error.message).split())[:300]
-        return Prediction(str(sample.id), model, None, f"inspect sample error: {message}")
+        return Prediction(str(sample.id), model, None, f"inspect sample error: {message}", epoch)
     if score is not None and score.metadata:
         return Prediction(str(sample.id), model, score.metadata.get("raw_text"),
-                          score.metadata.get("error"))
-    return Prediction(str(sample.id), model, sample.output.completion, None)
+                          score.metadata.get("error"), epoch)
+    return Prediction(str(sample.id), model, sample.output.completion, None, epoch)
 
 
 def _request_shapes(samples: Iterable[EvalSample]) -> tuple[Counter[str], Counter[str]]:
@@ -91,16 +91,23 @@ def _reencoded(settings: dict[str, Any] | None) -> bool:
             or bool(settings.get("blank")))
 
 
-def convert(path: Path, *, model: str = "", epoch: int = 1) -> tuple[list[Prediction], dict[str, Any]]:
-    """Predictions and the manifest for one inspect log of the rose task."""
+ALL_EPOCHS = "all"
+
+
+def convert(path: Path, *, model: str = "", epoch: int | str = 1) -> tuple[list[Prediction], dict[str, Any]]:
+    """Predictions and the manifest for one inspect log of the rose task: one epoch's samples
+    (rows without an epoch field), or with ``epoch="all"`` every epoch's, each row carrying
+    its ``epoch`` (what rose-eval scores as a repeated run)."""
     log = read_log(path)
     epochs = sorted({s.epoch for s in log.samples or []})
-    if epoch not in epochs:
+    if epoch != ALL_EPOCHS and epoch not in epochs:
         raise InputError(f"the log has no epoch {epoch} (epochs: {epochs})", path,
-                         f"pass --epoch {epochs[0]}")
-    samples = [s for s in log.samples or [] if s.epoch == epoch]
+                         f"pass --epoch {epochs[0]} or --epoch all")
+    every = epoch == ALL_EPOCHS
+    samples = [s for s in log.samples or [] if every or s.epoch == epoch]
+    samples.sort(key=lambda s: s.epoch)  # stable: one epoch after another, each in log order
     label = model.strip() or log.eval.model
-    predictions = [_prediction(s, label) for s in samples]
+    predictions = [_prediction(s, label, s.epoch if every else None) for s in samples]
     kept = sum(1 for s, p in zip(samples, predictions, strict=True)
                if p.error is None and p.raw_text != s.output.completion)
     orders, details = _request_shapes(samples)

@@ -170,11 +170,15 @@ def build_messages(row: Mapping[str, Any], image_url: str | None, prompt_order: 
     return [{"role": "user", "content": content}]
 
 
-def request_body(config: EndpointConfig, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON body: model, messages, sampling, then ``extra_body`` merged on top."""
+def request_body(config: EndpointConfig, messages: list[dict[str, Any]],
+                 seed: int | None = None) -> dict[str, Any]:
+    """The JSON body: model, messages, sampling (with ``seed`` when given: one per epoch of a
+    repeated run, so its requests differ), then ``extra_body`` merged on top."""
     body: dict[str, Any] = {"model": config.model, "messages": messages, "temperature": config.temperature}
     if config.max_tokens > 0:
         body["max_tokens"] = config.max_tokens
+    if seed is not None:
+        body["seed"] = seed
     body.update(dict(config.extra_body))
     return body
 
@@ -207,10 +211,11 @@ def backoff_delay(attempt: int, base_s: float, rng: random.Random) -> float:
 def complete(client: PooledClient, config: EndpointConfig, messages: list[dict[str, Any]], *,
              stop: threading.Event | None = None,
              on_retry: Callable[[str], None] | None = None,
-             rng: random.Random | None = None) -> CallResult:
-    """Send one item with retries; never raises for endpoint trouble (it lands in ``error``)."""
+             rng: random.Random | None = None, seed: int | None = None) -> CallResult:
+    """Send one item with retries; never raises for endpoint trouble (it lands in ``error``).
+    ``seed``: the request's sampling seed (see :func:`request_body`)."""
     rng = rng or random.Random()
-    body = json.dumps(request_body(config, messages), allow_nan=False).encode("utf-8")
+    body = json.dumps(request_body(config, messages, seed), allow_nan=False).encode("utf-8")
     started = time.monotonic()
     attempts = 0
     last_error = "not attempted"

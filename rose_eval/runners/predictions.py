@@ -4,6 +4,10 @@ A predictions file is JSONL, one row per finished item: the public fields ``item
 ``model``, ``raw_text``, ``error`` plus latency, token usage, attempt count and finish
 reason. A row with ``raw_text`` null or a non-empty ``error`` is a failure: on resume it
 is dropped and its item is run again; successful rows are kept and their items skipped.
+
+Repeats (``rose-run --epochs k``): each item is answered k times, one row per (item,
+epoch) with an ``epoch`` field 1..k and the item id unchanged; a row without the field is
+epoch 1 (single-epoch files are written without it). Resume works per (item, epoch).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from typing import Any, TextIO
 
 from rose_eval.atomic import write_atomic
 from rose_eval.jsonl import intact_objects
+
+RowKey = tuple[str, int]  # (item_id, epoch)
 
 
 class PredictionsError(ValueError):
@@ -43,13 +49,21 @@ class PredictionRow:
     attempts: int = 1
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    epoch: int | None = None  # None: a single-epoch run (the row carries no epoch field)
 
     @property
     def failed(self) -> bool:
         return self.raw_text is None or bool(self.error)
 
+    @property
+    def key(self) -> RowKey:
+        return (self.item_id, self.epoch or 1)
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=False, allow_nan=False)
+        fields = asdict(self)
+        if self.epoch is None:
+            del fields["epoch"]
+        return json.dumps(fields, ensure_ascii=False, sort_keys=False, allow_nan=False)
 
 
 def manifest_path_for(predictions: Path) -> Path:
@@ -58,38 +72,55 @@ def manifest_path_for(predictions: Path) -> Path:
 
 
 def _is_success(row: dict[str, Any]) -> bool:
-    return isinstance(row.get("item_id"), str) and isinstance(row.get("raw_text"), str) and not row.get("error")
+    return (isinstance(row.get("item_id"), str) and isinstance(row.get("raw_text"), str) and not row.get("error")
+            and row_epoch(row) is not None)
 
 
-def read_successes(path: Path) -> dict[str, str]:
-    """Successful rows of an existing predictions file as {item_id: json line}.
+def row_epoch(row: dict[str, Any]) -> int | None:
+    """A row's epoch: its ``epoch`` field, 1 without one, None when the field is not an integer >= 1."""
+    epoch = row.get("epoch", 1)
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch >= 1 else None
+
+
+def read_successes_by_key(path: Path) -> dict[RowKey, str]:
+    """Successful rows of an existing predictions file as {(item_id, epoch): json line}.
 
     Failed rows, unreadable (interrupted) lines and repeats are left out: the first
-    successful row of an item wins.
+    successful row of an (item, epoch) wins.
     """
-    kept: dict[str, str] = {}
+    kept: dict[RowKey, str] = {}
     if not path.exists():
         return kept
     for line, row in intact_objects(path):  # a line cut by an interruption is skipped: its item runs again
-        if _is_success(row) and row["item_id"] not in kept:
-            kept[row["item_id"]] = line
+        if _is_success(row):
+            kept.setdefault((row["item_id"], row_epoch(row) or 1), line)
     return kept
+
+
+def read_successes(path: Path) -> dict[str, str]:
+    """Successful epoch-1 rows of an existing predictions file as {item_id: json line}."""
+    return {item_id: line for (item_id, epoch), line in read_successes_by_key(path).items() if epoch == 1}
 
 
 class PredictionsFile:
     """Append-and-flush writer. Opening it compacts the file to its successful rows.
 
-    Compaction (failed and cut rows out, one row per item) is written to a temporary
-    file and swapped in atomically, so a re-run never produces duplicate item ids.
+    Compaction (failed and cut rows out, one row per item and epoch) is written to a
+    temporary file and swapped in atomically, so a re-run never produces duplicate rows.
     """
 
     def __init__(self, path: Path, *, overwrite: bool = False) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.done: dict[str, str] = {} if overwrite else read_successes(path)
+        self.done_keys: dict[RowKey, str] = {} if overwrite else read_successes_by_key(path)
         if overwrite or path.exists():
-            write_atomic(path, "".join(line + "\n" for line in self.done.values()))
+            write_atomic(path, "".join(line + "\n" for line in self.done_keys.values()))
         self._handle: TextIO | None = None
+
+    @property
+    def done(self) -> dict[str, str]:
+        """The finished epoch-1 rows by item id (a single-epoch run's finished items)."""
+        return {item_id: line for (item_id, epoch), line in self.done_keys.items() if epoch == 1}
 
     def __enter__(self) -> PredictionsFile:
         self._handle = self.path.open("a", encoding="utf-8", newline="\n")
