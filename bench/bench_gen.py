@@ -5,8 +5,9 @@ Usage: .venv/bin/python bench/bench_gen.py [--profile v0_1] [--workers 2] [--out
 1. Generates the profile's release (plan, render, rows, JSONL, Parquet, card, summary)
    with ``workers`` processes: wall time, images/s, peak RSS of the main process and of
    the largest worker.
-2. The floor: the same images, decoded beforehand (untimed), PNG-encoded again with the
-   generator's own encoder and zlib level (``render.picture_png``, level 1) by ``workers``
+2. The floor: the same images, decoded beforehand (untimed), PNG-encoded again by Pillow at
+   the release's zlib level (level 1; issue 27's comparator, whatever ``render.png_encoder``
+   the release used) by ``workers``
    processes; the floor is the slowest worker's summed encoding time (images are spread
    over workers by pixel count). ``--no-floor`` skips it (memory runs).
 3. Peak RSS: ``ru_maxrss`` of the main process and of the largest worker, and the peak of
@@ -122,6 +123,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import io
 import json
 import multiprocessing
 import os
@@ -140,7 +142,6 @@ sys.path.insert(0, str(ROOT))
 
 from rose_gen.release.config import compose_config, load_config  # noqa: E402
 from rose_gen.release.pipeline import generate_release  # noqa: E402
-from rose_gen.render.compose import picture_png  # noqa: E402
 from rose_gen.sources import SOURCES, load_sources  # noqa: E402
 
 REAL_SOURCES = {  # subset key -> (module, registry name)
@@ -181,7 +182,7 @@ def _encode_share(paths: list[str], level: int) -> float:
             im.load()
             rgb = im.convert("RGB")
         t0 = time.perf_counter()
-        picture_png(rgb, level)  # the generator's own encoder and settings
+        rgb.save(io.BytesIO(), format="PNG", compress_level=level)  # the comparator: Pillow at the release's level
         total += time.perf_counter() - t0
     return total
 

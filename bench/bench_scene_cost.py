@@ -13,7 +13,7 @@ not counted twice):
 - ``tiles``: ``rose_gen.render.compose.scene_tiles`` (the sources' ``render_tile`` and fitting);
 - ``visibility``: ``tile_difference`` / ``scene_visibility`` of the planning check;
 - ``cue_colour``: ``choose_cue_color`` (CIELAB of the tiles' colours);
-- ``compose``: ``compose_grid``; ``encode``: ``picture_png`` (the PNG floor);
+- ``compose``: ``compose_grid``; ``encode``: ``encode_png`` (the release's PNG writer);
 - ``rows``: ``build_scene_rows``; ``other``: the rest of the scene's time.
 
 Figures are scaled by ``step`` (an estimate of the whole subset). CPU time, not wall time,
@@ -94,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
 
     timer = SplitTimer()
-    timer.wrap(compose, "picture_png", "encode")
+    timer.wrap(compose, "encode_png", "encode")
     timer.wrap(compose, "scene_tiles", "tiles")
     timer.wrap(compose, "choose_cue_color", "cue_colour")
     timer.wrap(compose, "compose_grid", "compose")

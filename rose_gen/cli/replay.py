@@ -75,7 +75,8 @@ def _release_info(root: Path, files: Sequence[Path], options: ReplayOptions) -> 
     config = {"replay": {"inputs": inputs, "pixel_assets": bool(options.pixel_assets),
                          "manifest": f"assets_manifest/{MANIFEST}.json",
                          "manifest_sha256": sha256_file(manifest_path(MANIFEST)),
-                         "png_compress_level": options.png_compress_level}}
+                         "png_compress_level": options.png_compress_level,
+                         "png_encoder": options.png_encoder}}
     from rose_gen.release.provenance import library_versions
 
     return ReleaseInfo(config=config, versions=library_versions(), dataset_name="ROSE v0.1 (replayed)")

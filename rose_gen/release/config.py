@@ -27,6 +27,7 @@ from rose_gen.release.config_schema import GenConf, SubsetConf
 from rose_gen.release.export import ExportSettings
 from rose_gen.release.shards import ShardSpec
 from rose_gen.render.compose import CUE_OVERLAYS, CueSettings, RenderSettings
+from rose_gen.render.png import LEGACY_PNG_ENCODER, PNG_ENCODERS
 from rose_gen.scene.balance import BalanceSpec
 from rose_gen.scene.difficulty import DifficultyParams
 from rose_gen.scene.layout import LayoutParams
@@ -148,7 +149,13 @@ def recorded_config(cfg: DictConfig) -> dict[str, Any]:
 
 
 def config_from_recorded(recorded: dict[str, Any]) -> GenConfig:
-    """Rebuild a :class:`GenConfig` from a release's recorded config (``rose-verify``)."""
+    """Rebuild a :class:`GenConfig` from a release's recorded config (``rose-verify``).
+
+    A config recorded before ``render.png_encoder`` existed was written with Pillow.
+    """
+    render = recorded.get("render")
+    if isinstance(render, dict) and "png_encoder" not in render:
+        recorded = {**recorded, "render": {**render, "png_encoder": LEGACY_PNG_ENCODER}}
     try:
         cfg = OmegaConf.merge(OmegaConf.structured(GenConf), OmegaConf.create(recorded))
     except OmegaConfBaseException as exc:
@@ -258,7 +265,9 @@ def build_config(cfg: DictConfig) -> GenConfig:
         except PlanError as exc:
             raise ConfigError(f"subset.{key}: {exc}") from None
         plans.append(plan)
-    render = RenderSettings(png_compress_level=int(r.png_compress_level),
+    _require(str(r.png_encoder) in PNG_ENCODERS,
+             f"render.png_encoder: unknown PNG encoder {r.png_encoder!r}; known: {', '.join(PNG_ENCODERS.names())}")
+    render = RenderSettings(png_compress_level=int(r.png_compress_level), png_encoder=str(r.png_encoder),
                             cue=CueSettings(color=cue_color, palette=palette,
                                             outline_fraction=float(r.cue.outline_fraction),
                                             min_outline_px=int(r.cue.min_outline_px),

@@ -43,6 +43,7 @@ from rose_gen.render.controls import (
     mark_exceptions,
     mark_shape,
 )
+from rose_gen.render.png import DEFAULT_PNG_ENCODER
 from rose_gen.tasks.controls import CONTROLS, Control, control_item_id
 from rose_gen.tasks.prompts import full_prompt
 
@@ -103,8 +104,8 @@ def control_row(row: Mapping[str, Any], control: Control, image: Mapping[str, An
 class ControlImages:
     """Control images of one scene at a time, each made once (a scene's rows share two images)."""
 
-    def __init__(self, writer: ReleaseWriter, compress_level: int) -> None:
-        self.writer, self.level = writer, compress_level
+    def __init__(self, writer: ReleaseWriter, compress_level: int, encoder: str = DEFAULT_PNG_ENCODER) -> None:
+        self.writer, self.level, self.encoder = writer, compress_level, encoder
         self.scene: object = None
         self.made: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
         self.decoded: dict[str, np.ndarray] = {}
@@ -120,14 +121,15 @@ class ControlImages:
                     self.decoded[key[0]] = np.asarray(picture.convert("RGB"), dtype=np.uint8)
             image, fields = control_image(self.decoded[key[0]], row, control)
             rel = control_image_path(control.name, str(row["rose_subset"]), str(row["image_id"]))
-            self.writer.write_file(rel, encode_png(image, self.level))
+            self.writer.write_file(rel, encode_png(image, self.level, self.encoder))
             record = {"image_id": f"{row['image_id']}__{control.name}", "image": rel,
                       "image_width": int(image.shape[1]), "image_height": int(image.shape[0])}
             self.made[key] = (record, fields)
         return self.made[key]
 
 
-def write_controls(writer: ReleaseWriter, settings: ExportSettings, compress_level: int) -> dict[str, dict[str, int]]:
+def write_controls(writer: ReleaseWriter, settings: ExportSettings, compress_level: int,
+                   encoder: str = DEFAULT_PNG_ENCODER) -> dict[str, dict[str, int]]:
     """Write every configured control's rows, images and Parquet; returns rows per control and split.
 
     Reads the main rows from the writer's (closed) main JSONL files.
@@ -135,7 +137,7 @@ def write_controls(writer: ReleaseWriter, settings: ExportSettings, compress_lev
     counts: dict[str, dict[str, int]] = {}
     for name in settings.controls:
         control = CONTROLS.get(name)
-        images = ControlImages(writer, compress_level)
+        images = ControlImages(writer, compress_level, encoder)
         counts[name] = {}
         for split in SPLITS:
             rel = f"{control_dir(name)}/metadata_{split}.jsonl"

@@ -261,9 +261,11 @@ class ReleaseWriter(AtomicFolder):
         if not self.settings.controls:
             return {}
         from rose_gen.release.controls import write_controls
+        from rose_gen.render.png import LEGACY_PNG_ENCODER
 
-        level = int((info.config.get("render") or {}).get("png_compress_level", 1))
-        return write_controls(self, self.settings, level)
+        render = info.config.get("render") or {}
+        level = int(render.get("png_compress_level", 1))
+        return write_controls(self, self.settings, level, str(render.get("png_encoder", LEGACY_PNG_ENCODER)))
 
     def _counts(self) -> dict[str, Any]:
         subsets = ordered_subsets(s for s, _ in self.scene_counts)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # workers import the pipeline, which imports this module: kee
 
 # Python packages whose versions can change the bytes of a release.
 RENDER_LIBRARIES: tuple[str, ...] = ("numpy", "pillow", "pyarrow", "fonttools", "cairosvg", "cairocffi",
-                                     "scikit-image", "scipy", "emoji", "pyyaml")
+                                     "scikit-image", "scipy", "emoji", "pyyaml", "imagecodecs")
 
 
 
@@ -34,7 +34,17 @@ def library_versions() -> dict[str, str]:
     versions["zlib (pillow)"] = str(features.version("zlib"))
     versions["freetype2 (pillow)"] = str(features.version("freetype2"))
     versions["cairo"] = cairo_version()
+    versions["libpng (imagecodecs)"] = libpng_version()
     return versions
+
+
+def libpng_version() -> str:
+    """The libpng that imagecodecs bundles (render.png_encoder=libpng-up writes with it)."""
+    try:
+        import imagecodecs
+    except ImportError:
+        return "not installed"
+    return str(imagecodecs.png_version())
 
 
 def cairo_version() -> str:

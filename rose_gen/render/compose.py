@@ -29,12 +29,12 @@ palette colour farthest (CIELAB distance) from every chromatic colour of the sce
 tiles, so an edit in, say, red is never mistaken for a red frame. The choice depends only
 on the rendered tiles: no randomness, and the base image is never touched.
 
-PNG encoding is deterministic: Pillow, a fixed zlib level, no text chunks, no time stamp.
+PNG encoding is deterministic (:mod:`rose_gen.render.png`: the writer ``render.png_encoder``, a
+fixed zlib level, no text chunks, no time stamp).
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -45,6 +45,7 @@ from skimage.color import rgb2lab
 from rose_eval.registry import Registry
 from rose_gen.assets.visibility import border_colour
 from rose_gen.core.schema import AssetPair, SceneSpec
+from rose_gen.render.png import DEFAULT_PNG_ENCODER, encode_rgb_png
 from rose_gen.sources.base import VisualSource
 
 # The template whose region the cue image highlights.
@@ -93,6 +94,7 @@ class RenderSettings:
 
     png_compress_level: int = 1
     cue: CueSettings = field(default_factory=CueSettings)
+    png_encoder: str = DEFAULT_PNG_ENCODER
 
 
 @dataclass(frozen=True)
@@ -314,16 +316,9 @@ def apply_cue(base: np.ndarray, rect: tuple[int, int, int, int], cell_size: int,
     return draw_cue(base.copy(), rect, cell_size, cue_type, cue)
 
 
-def encode_png(image: np.ndarray, compress_level: int) -> bytes:
-    """Deterministic PNG bytes of an RGB array (no metadata chunks)."""
-    return picture_png(Image.fromarray(image, mode="RGB"), compress_level)
-
-
-def picture_png(picture: Image.Image, compress_level: int) -> bytes:
-    """Deterministic PNG bytes of an RGB Pillow image (no metadata chunks)."""
-    buf = io.BytesIO()
-    picture.save(buf, format="PNG", compress_level=int(compress_level))
-    return buf.getvalue()
+def encode_png(image: np.ndarray, compress_level: int, encoder: str = DEFAULT_PNG_ENCODER) -> bytes:
+    """Deterministic PNG bytes of an RGB array (no metadata chunks) with the named writer."""
+    return encode_rgb_png(image, compress_level, encoder)
 
 
 def render_grid_images(majority_tile: Image.Image, target_tile: Image.Image, *, rows: int, cols: int,
@@ -348,15 +343,11 @@ def render_scene(scene: SceneSpec, source: VisualSource, settings: RenderSetting
     cell = scene.cell_size
     majority, target = list(scene_tiles(scene, source) if tiles is None else tiles)[:2]
     image = compose_grid(majority, target, scene.rows, scene.cols, scene.target_cells)
-    level = settings.png_compress_level
-    picture = Image.fromarray(image, mode="RGB")  # the one full array -> Pillow copy of the scene
-    base_png = picture_png(picture, level)
+    level, encoder = settings.png_compress_level, settings.png_encoder
+    base_png = encode_png(image, level, encoder)
     cue = resolve_cue(settings.cue, (majority, target))
-    rect = cue_rectangle(scene)
-    draw_cue(image, rect, cell, scene.cue_type, cue)
-    box = cell_box(*rect, cell)  # cue overlays only touch pixels inside the rectangle: copy just those
-    picture.paste(Image.fromarray(image[box.top:box.bottom, box.left:box.right], mode="RGB"), (box.left, box.top))
-    cue_png = picture_png(picture, level)
+    draw_cue(image, cue_rectangle(scene), cell, scene.cue_type, cue)
+    cue_png = encode_png(image, level, encoder)
     return RenderedScene(scene_id=scene.scene_id, base_png=base_png, cue_png=cue_png,
                          width=image.shape[1], height=image.shape[0], cue_color=cue.color)
 

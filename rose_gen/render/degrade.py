@@ -164,8 +164,9 @@ def render_preset_scene(scene: SceneSpec, source: VisualSource, settings: Render
         base = preset_base_image(scene, source, tiles=tiles)
     color = scene_cue_color(scene, source, settings.cue, tiles=tiles)  # from the majority and target tiles
     cue = apply_cue(base, cue_rectangle(scene), scene.cell_size, scene.cue_type, replace(settings.cue, color=color))
-    level = settings.png_compress_level
-    return RenderedScene(scene_id=scene.scene_id, base_png=encode_png(base, level), cue_png=encode_png(cue, level),
+    level, encoder = settings.png_compress_level, settings.png_encoder
+    return RenderedScene(scene_id=scene.scene_id, base_png=encode_png(base, level, encoder),
+                         cue_png=encode_png(cue, level, encoder),
                          width=base.shape[1], height=base.shape[0], cue_color=color)
 
 

@@ -76,11 +76,11 @@ def render_replay(scene: SceneSpec, pair: AssetPair, options: ReplayOptions,
         base, cue = render_grid_images(majority, target, rows=scene.rows, cols=scene.cols,
                                        cell_size=scene.cell_size, target_cells=scene.target_cells,
                                        cue_rect=rect, cue_type=cue_style(scene)[0], cue=cue_settings)
-        images = {base_rec.path: encode_png(base, options.png_compress_level),
-                  cue_image_record(scene).path: encode_png(cue, options.png_compress_level)}
+        images = {base_rec.path: encode_png(base, options.png_compress_level, options.png_encoder),
+                  cue_image_record(scene).path: encode_png(cue, options.png_compress_level, options.png_encoder)}
         return RenderedReplay(images, "rendered", visible)
     maj = tile_array(majority, scene.cell_size, "majority tile")
     tgt = tile_array(target, scene.cell_size, "target tile")
     base = compose_grid(maj, tgt, scene.rows, scene.cols, scene.target_cells)
-    return RenderedReplay({base_rec.path: encode_png(base, options.png_compress_level)},
+    return RenderedReplay({base_rec.path: encode_png(base, options.png_compress_level, options.png_encoder)},
                           "rendered_base_only (no T4 row names the cue rectangle)", visible)
