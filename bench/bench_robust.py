@@ -80,6 +80,7 @@ def diagnose(release: Path, failures: list[dict]) -> list[dict]:
     import numpy as np
     from PIL import Image
 
+    from rose_eval.runners.cv_prompt import CVError
     from rose_eval.runners.robust_solver import read_robust
 
     rows = [json.loads(x) for x in (release / "metadata_test.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
@@ -91,7 +92,12 @@ def diagnose(release: Path, failures: list[dict]) -> list[dict]:
     out = []
     for image, row in images.items():
         cue = row["task_template"].startswith("T4")
-        reading = read_robust(np.asarray(Image.open(release / image).convert("RGB")), cue)
+        try:
+            reading = read_robust(np.asarray(Image.open(release / image).convert("RGB")), cue)
+        except CVError as exc:  # the solver could not read this image at all: the solver's failure
+            out.append({"subset": SHORT.get(row["rose_subset"], row["rose_subset"]), "scene_id": row["scene_id"],
+                        "image": image, "cue": cue, "grid_ok": False, "unreadable": str(exc), "suspect": False})
+            continue
         grid = (reading.grid.rows, reading.grid.cols, reading.grid.cell)
         record = {"subset": SHORT.get(row["rose_subset"], row["rose_subset"]), "scene_id": row["scene_id"], "image": image,
                   "cue": cue, "grid_ok": grid == (row["rows"], row["cols"], row["cell_size"])}
