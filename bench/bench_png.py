@@ -1,6 +1,28 @@
 """PNG settings for release images: encode time vs size, by Pillow's zlib level and strategy.
 
-Usage: .venv/bin/python bench/bench_png.py RELEASE_DIR [--per-subset 20] [--repeat 3]
+Usage: .venv/bin/python bench/bench_png.py RELEASE_DIR [--per-subset 20] [--repeat 3] [--writers]
+
+``--writers`` compares the release PNG writers instead (issue 27): Pillow at level 1 (the
+comparator), each registered writer of ``rose_gen/render/png.py`` and libpng with each
+fixed row filter, CPU seconds and bytes relative to Pillow, every output decoded back and
+compared with the input pixels.
+
+Recorded with ``--writers`` (v0_1 release, 300 images, best of 2, 2026-12-03, machine shared):
+
+    writer                 time vs pillow  size vs pillow
+    pillow (level 1)            1.00           1.00
+    libpng, adaptive            1.14           1.01
+    libpng, filter none         0.33           1.25
+    libpng, filter sub          0.33           1.23
+    libpng, filter up           0.32-0.34      1.05   <- render.png_encoder=libpng-up (default)
+    libspng                     1.92           1.01
+    numpy Up + stdlib zlib      0.37           1.05   (bytes depend on the system zlib)
+    numpy Up + zlib-ng          0.12           1.39   (over the 1.3x size bound)
+
+Grid images repeat down the columns, so the Up filter leaves rows of near zeros that zlib
+packs at level 1; libpng with one fixed filter skips the per-row trial that is most of
+Pillow's time. imagecodecs bundles its libpng and zlib, so the bytes are the same on
+every machine for the pinned version.
 
 Takes the first ``per-subset`` base and cue images of every subset of a release, decodes
 them (untimed) and encodes each with every setting; reports CPU seconds (best of
@@ -66,13 +88,47 @@ def encode_all(images: list[Image.Image], level: int, strategy: str) -> tuple[fl
     return time.process_time() - t0, size
 
 
+def writers(images: list[Image.Image], repeat: int) -> None:
+    """Each release PNG writer and libpng row filter against Pillow at level 1; pixels checked."""
+    import imagecodecs
+    import numpy as np
+
+    from rose_gen.render.png import PNG_ENCODERS
+
+    arrays = [np.asarray(im) for im in images]
+    candidates = {f"{name} (registered)": (lambda a, n=name: PNG_ENCODERS.get(n).encode(a, 1))
+                  for name in PNG_ENCODERS.names()}
+    for label, flag in (("none", 8), ("sub", 16), ("up", 32), ("average", 64), ("paeth", 128)):
+        candidates[f"libpng, filter {label}"] = lambda a, f=flag: imagecodecs.png_encode(a, level=1, filter=f)
+    results = {}
+    for name, encode in candidates.items():
+        best = None
+        for _ in range(repeat):
+            t0 = time.process_time()
+            outputs = [encode(a) for a in arrays]
+            dt = time.process_time() - t0
+            best = dt if best is None else min(best, dt)
+        for a, png in zip(arrays, outputs, strict=True):
+            with Image.open(io.BytesIO(png)) as im:
+                assert np.array_equal(np.asarray(im.convert("RGB")), a), f"{name}: pixels differ"
+        results[name] = (best, sum(len(o) for o in outputs))
+    base_t, base_b = results["pillow (registered)"]
+    print(f"{len(arrays)} images, pixels identical for every writer; writer CPU_s time_vs_pillow size_vs_pillow")
+    for name, (t, b) in results.items():
+        print(f"{name:24s} {t:6.2f} {t / base_t:6.2f} {b / base_b:6.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("release", type=Path)
     parser.add_argument("--per-subset", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--writers", action="store_true", help="compare the release PNG writers (issue 27)")
     args = parser.parse_args()
     images = sample(args.release, args.per_subset)
+    if args.writers:
+        writers(images, args.repeat)
+        return
     results = {}
     for level, strategy in SETTINGS:
         runs = [encode_all(images, level, strategy) for _ in range(args.repeat)]
