@@ -192,6 +192,11 @@ def check_argparse(command: Command) -> list[str]:
         parser, rest = _build(SUBPARSERS[(words[0], rest[0])]), rest[1:]
     while rest and not rest[0].startswith("-") and (sub := _subparser(parser, rest[0])) is not None:
         parser, rest = sub, rest[1:]
+    return _parser_problems(parser, rest)
+
+
+def _parser_problems(parser: argparse.ArgumentParser, rest: list[str]) -> list[str]:
+    """Flags of ``rest`` that ``parser`` lacks, and values outside an option's choices."""
     options, problems = _options(parser), []
     for i, word in enumerate(rest):
         if not word.startswith("-") or word in ("-", "--") or re.match(r"^-\d", word):
@@ -234,7 +239,7 @@ def check_rose_gen(command: Command) -> list[str]:
 
     words = _tokens(command.text)[1:]
     if words and words[0] == "preview":
-        return _check_sub("rose-gen", "preview", words[1:])
+        return _parser_problems(_build(SUBPARSERS[("rose-gen", "preview")]), words[1:])
     if words and words[0] == "merge":
         return [f"{w} is not an option of rose-gen merge" for w in words[1:] if w.startswith("-") and w != "--overwrite"]
     problems, variants = [], [[]]
@@ -282,13 +287,6 @@ def _require_key(cfg, dotted: str) -> None:
     parent = dotted.rsplit(".", 1)[0] if "." in dotted else dotted
     if OmegaConf.select(cfg, parent, default="<missing>") == "<missing>":
         raise KeyError(f"{dotted}: {parent} is not a key of the composed config")
-
-
-def _check_sub(command: str, sub: str, words: list[str]) -> list[str]:
-    parser = _build(SUBPARSERS[(command, sub)])
-    options = _options(parser)
-    return [f"{w.split('=')[0]} is not an option of {command} {sub}"
-            for w in words if w.startswith("--") and w.split("=")[0] not in options]
 
 
 def check_inspect(command: Command) -> list[str]:
