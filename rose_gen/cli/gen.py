@@ -24,7 +24,7 @@ usage: rose-gen profile=<mini|v0_1> output_dir=<dir> [seed=<int>] [workers=<n>]
        rose-gen -m hydra/launcher=joblib 'shard.index=range(0,<n>)' shard.count=<n> ...
                                           make every shard on a Hydra launcher, then merge
                                           (launchers: joblib, rose_slurm, rose_ray, submitit_local)
-       rose-gen merge <shard folder | folder of shards>... <release dir> [--overwrite]
+       rose-gen merge <shard folder | folder of shards>... <release dir> [--overwrite] [--workers N]
        rose-gen preview <release> [--out DIR] [--per_subset N]   contact sheets + HTML index
 
 Config groups (conf/): profile={profiles}, difficulty={difficulty}, render={render}, export={export}.
@@ -58,20 +58,32 @@ def bad_input_errors() -> tuple[type[Exception], ...]:
 
 
 def merge_main(args: list[str]) -> int:
-    """``rose-gen merge <shards>... <release> [--overwrite]``."""
+    """``rose-gen merge <shards>... <release> [--overwrite] [--workers N]``."""
     from rose_gen.release.folder import ReleaseError
     from rose_gen.release.merge import merge_shards
 
+    usage = "usage: rose-gen merge <shard folder | folder of shards>... <release dir> [--overwrite] [--workers N]"
     overwrite = "--overwrite" in args
-    paths = [a for a in args if a != "--overwrite"]
-    flags = [a for a in paths if a.startswith("-")]
-    if flags or len(paths) < 2:
-        what = f"unknown option {flags[0]}" if flags else "need shard folders and a release folder"
-        print(f"rose-gen: error: merge: {what}; usage: rose-gen merge <shard folder | folder of shards>... "
-              "<release dir> [--overwrite]", file=sys.stderr)
+    rest = [a for a in args if a != "--overwrite"]
+    workers, paths, bad = 1, [], None
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--workers" or arg.startswith("--workers="):
+            value = arg.split("=", 1)[1] if "=" in arg else (rest.pop(0) if rest else "")
+            if not value.isdigit() or int(value) < 1:
+                bad = f"--workers needs a whole number of at least 1, got {value!r}"
+            else:
+                workers = int(value)
+        elif arg.startswith("-"):
+            bad = bad or f"unknown option {arg}"
+        else:
+            paths.append(arg)
+    if bad or len(paths) < 2:
+        print(f"rose-gen: error: merge: {bad or 'need shard folders and a release folder'}; {usage}", file=sys.stderr)
         return 2
     try:
-        path, written, scenes = merge_shards([Path(p) for p in paths[:-1]], Path(paths[-1]), overwrite=overwrite)
+        path, written, scenes = merge_shards([Path(p) for p in paths[:-1]], Path(paths[-1]), overwrite=overwrite,
+                                             workers=workers)
     except (ReleaseError, ConfigError) as exc:
         print(f"rose-gen: error: {exc}", file=sys.stderr)
         return 2

@@ -288,7 +288,8 @@ class MergeShards(Callback):
                 sys.stderr.write(kept.read_text(encoding="utf-8"))
                 kept.unlink()
         try:
-            path, written, scenes = merge_shards(folders, gen.output_dir, overwrite=gen.overwrite)
+            path, written, scenes = merge_shards(folders, gen.output_dir, overwrite=gen.overwrite,
+                                                 workers=max(1, int(gen.workers)))
         except ReleaseError as exc:
             raise ShardRunError(f"rose-gen: error: {exc}") from None
         if not spec.keep:

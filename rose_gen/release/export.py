@@ -31,7 +31,7 @@ Nothing written depends on the time, the host, the output path or the worker cou
 from __future__ import annotations
 
 import hashlib
-import os
+import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -142,9 +142,15 @@ class ReleaseWriter(AtomicFolder):
     written on commit from the JSONL and the images on disk, in row groups.
     """
 
-    def __init__(self, output_dir: Path, settings: ExportSettings, *, overwrite: bool = False) -> None:
+    def __init__(self, output_dir: Path, settings: ExportSettings, *, overwrite: bool = False,
+                 parquet_writers: int = 2) -> None:
         super().__init__(output_dir, overwrite=overwrite)
         self.settings = settings
+        # Parquet files written at once on commit. Each open pq.ParquetWriter holds its file's
+        # row-group metadata (~70 KB a row group) and its own buffers until it closes, so this
+        # bounds the commit's memory; 1 writes one file at a time (the merge's default).
+        self.parquet_writers = max(1, int(parquet_writers))
+        self.open_parquet_peak = 0  # most Parquet files open at once during commit (tests check the bound)
         self.sinks: dict[str, _JsonlSink] = {}
         self.columns = {s: ColumnCollector() for s in SPLITS}
         self.scene_counts: Counter[tuple[str, str]] = Counter()
@@ -227,7 +233,7 @@ class ReleaseWriter(AtomicFolder):
         parquet_files: dict[str, list[str]] = {}
         s = replace(self.settings, parquet_rows_per_file=self.settings.rows_per_file(
             [self.sinks[self.main_file(split)].rows for split in SPLITS]))
-        if s.parquet:  # every file a job: pyarrow compresses and writes without the GIL
+        if s.parquet:  # every file a job, at most parquet_writers at once (pyarrow compresses without the GIL)
             jobs = []
             for split in SPLITS:
                 sink = self.sinks[self.main_file(split)]
@@ -235,11 +241,28 @@ class ReleaseWriter(AtomicFolder):
                 parquet_files[split] = [rel for rel, _, _ in names]
                 jobs += [(rel, read_rows(sink.path, offset, stop - start))
                          for (rel, start, stop), offset in zip(names, sink.offsets[:len(names)], strict=True)]
-            with ThreadPoolExecutor(max(2, min(len(jobs), os.cpu_count() or 2))) as pool:
-                done = [(rel, pool.submit(write_parquet, tmp, rel, rows, columns, rows_per_group=s.parquet_rows_per_group,
-                                          compression=s.parquet_compression)) for rel, rows in jobs]
-                for rel, job in done:
-                    self.files[rel] = job.result()
+            open_now = [0]
+            lock = threading.Lock()
+
+            def write_one(rel: str, rows: Any) -> str:
+                with lock:
+                    open_now[0] += 1
+                    self.open_parquet_peak = max(self.open_parquet_peak, open_now[0])
+                try:
+                    return write_parquet(tmp, rel, rows, columns, rows_per_group=s.parquet_rows_per_group,
+                                         compression=s.parquet_compression)
+                finally:
+                    with lock:
+                        open_now[0] -= 1
+
+            if self.parquet_writers == 1 or len(jobs) <= 1:
+                for rel, rows in jobs:
+                    self.files[rel] = write_one(rel, rows)
+            else:
+                with ThreadPoolExecutor(min(len(jobs), self.parquet_writers)) as pool:
+                    done = [(rel, pool.submit(write_one, rel, rows)) for rel, rows in jobs]
+                    for rel, job in done:
+                        self.files[rel] = job.result()
         counts = self._counts()
         if control_counts:  # only with controls on: a release without them is unchanged
             counts["control_rows"] = control_counts

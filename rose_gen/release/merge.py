@@ -180,12 +180,15 @@ def ranked_cuts(shards: Sequence[Shard], total: int,
     return cuts
 
 
-def merge_shards(folders: Sequence[Path], output_dir: Path, *, overwrite: bool = False) -> tuple[Path, bool, int]:
+def merge_shards(folders: Sequence[Path], output_dir: Path, *, overwrite: bool = False,
+                 workers: int = 1) -> tuple[Path, bool, int]:
     """Merge shard folders into the release at ``output_dir`` atomically: (path, written, scenes).
 
     Two passes over the shard records: the ranked subsets' difficulty cuts
     (:func:`ranked_cuts`), then each scene's images and rows in release order. Memory holds
-    one record per shard and the writer's counters, whatever the release size.
+    one record per shard and the writer's counters, whatever the release size. At most
+    ``workers`` Parquet files are open at once on commit (1: one at a time, the flattest
+    memory); the bytes do not depend on it.
     """
     from rose_gen.release.config import ConfigError, config_from_recorded
 
@@ -200,7 +203,7 @@ def merge_shards(folders: Sequence[Path], output_dir: Path, *, overwrite: bool =
                        attributions=summary["attributions"], dataset_name=summary["dataset"])
     check_target(output_dir, overwrite=overwrite, config=info.config)
     cuts = ranked_cuts(shards, total, hard_shares(recorded.plans))
-    with ReleaseWriter(output_dir, recorded.export, overwrite=overwrite) as writer:
+    with ReleaseWriter(output_dir, recorded.export, overwrite=overwrite, parquet_writers=workers) as writer:
         for shard, record in _release_records(shards, total):
             for rel, sha in record["images"].items():
                 writer.link_file(rel, shard.folder / rel, sha, str(shard.folder))

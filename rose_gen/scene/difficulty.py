@@ -169,6 +169,19 @@ def share_cut(ranks: Sequence[tuple[int, float]], share: float) -> tuple[int, fl
     return sorted(ranks, reverse=True)[n_hard - 1]
 
 
+def share_cut_arrays(scores: np.ndarray, ties: np.ndarray, share: float) -> tuple[int, float]:
+    """:func:`share_cut` of the pairs ``zip(scores, ties)`` (int64 and float64 arrays, 16 B a task
+    instead of a tuple's ~100): the same cut, by a lexicographic sort."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"hard_share must lie in [0, 1], got {share}")
+    n = len(scores)
+    n_hard = math.floor(share * n + 0.5)
+    if n_hard == 0:
+        return (int(scores.max()) + 1 if n else 1, 0.0)
+    at = np.lexsort((ties, scores))[n - n_hard]  # ascending (score, tie); the n_hard-th from the top
+    return (int(scores[at]), float(ties[at]))
+
+
 def apply_cut(recorded: Mapping[str, Any], cut: tuple[int, float]) -> tuple[str, dict[str, Any]]:
     """A task's label and recorded inputs under a :func:`share_cut` (inputs from :func:`rate`)."""
     inputs = {**recorded, "hard_from": int(cut[0]), "hard_tie_from": float(cut[1])}

@@ -9,6 +9,7 @@ draws never shifts another's.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,7 +25,7 @@ from rose_gen.scene.difficulty import (
     DifficultyParams,
     apply_cut,
     rate,
-    share_cut,
+    share_cut_arrays,
     similarity_cut,
     similarity_tier,
 )
@@ -461,13 +462,17 @@ def rank_difficulty(scenes: Sequence[SceneSpec], hard_share: float) -> list[Scen
 def difficulty_cuts(inputs: Iterable[Mapping[str, Mapping[str, Any]]], hard_share: float) -> dict[str, tuple[int, float]]:
     """Each template's :func:`~rose_gen.scene.difficulty.share_cut` over a subset's ``difficulty_inputs``.
 
-    Only (score, tie_break) is kept per task, so the subset's scenes can be streamed.
+    Only (score, tie_break) is kept per task, in typed arrays (16 B a task), so the subset's
+    scenes can be streamed.
     """
-    ranks: dict[str, list[tuple[int, float]]] = {}
+    ranks: dict[str, tuple[array, array]] = {}
     for recorded in inputs:
         for t, r in recorded.items():
-            ranks.setdefault(t, []).append((int(r["score"]), float(r["tie_break"])))
-    return {t: share_cut(pairs, hard_share) for t, pairs in ranks.items()}
+            scores, ties = ranks.setdefault(t, (array("q"), array("d")))
+            scores.append(int(r["score"]))
+            ties.append(float(r["tie_break"]))
+    return {t: share_cut_arrays(np.frombuffer(scores, np.int64), np.frombuffer(ties, np.float64), hard_share)
+            for t, (scores, ties) in ranks.items()}
 
 
 def apply_cuts(scene: SceneSpec, cuts: Mapping[str, tuple[int, float]]) -> SceneSpec:

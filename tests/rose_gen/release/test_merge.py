@@ -180,3 +180,38 @@ def test_merged_shards_with_controls_equal_a_single_run(tmp_path) -> None:
     tree = _tree(path)
     assert written and any(rel.startswith("analysis/controls/exceptions_given/images/") for rel in tree)
     assert tree == _tree(single)
+
+
+def test_merge_opens_at_most_workers_parquet_files_at_once(tmp_path, monkeypatch, capsys) -> None:
+    import threading
+
+    from rose_gen.release import parquet as parquet_mod
+
+    extra = ("export.parquet_rows_per_file=10",)  # 3 dev + 5 test files
+    live, peak, lock = [0], [0], threading.Lock()
+
+    class CountedWriter(pq.ParquetWriter):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            with lock:
+                live[0] += 1
+                peak[0] = max(peak[0], live[0])
+
+        def close(self) -> None:
+            if getattr(self, "is_open", False):
+                with lock:
+                    live[0] -= 1
+            super().close()
+
+    monkeypatch.setattr(parquet_mod.pq, "ParquetWriter", CountedWriter)
+    folders = _shards(tmp_path / "rel", 2, *extra)
+    serial, _, _ = merge_shards(folders, tmp_path / "serial", workers=1)
+    assert peak[0] == 1 and live[0] == 0  # one file at a time
+    assert len(list((serial / "data").iterdir())) == 8
+    peak[0] = 0
+    assert main(["merge", *map(str, folders), str(tmp_path / "two"), "--workers", "2"]) == 0
+    assert 1 <= peak[0] <= 2 and live[0] == 0
+    assert _tree(tmp_path / "two") == _tree(serial)
+    assert main(["merge", *map(str, folders), str(tmp_path / "bad"), "--workers=0"]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith("rose-gen: error: merge: --workers needs a whole number") and not (tmp_path / "bad").exists()
