@@ -11,19 +11,9 @@ full=$root/.venv
 say() { printf '[eval-only] %s\n' "$*" >&2; }
 fail() { say "FAILED: $*"; exit 1; }
 
-want=$(cat "$root/pyproject.toml" "$root/constraints.txt" | sha256sum | cut -d' ' -f1)
-if [ ! -x "$venv/bin/rose-eval" ] || [ "$(cat "$venv/.stamp" 2>/dev/null)" != "$want" ]; then
-  say "installing rose-toolkit without extras into $venv"
-  rm -rf "$venv"
-  "${PYTHON:-python3}" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "pip>=23.2" 2>/dev/null
-  if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$root/constraints.txt" \
-      -e "$root" >"$venv/setup.log" 2>&1; then
-    tail -n 20 "$venv/setup.log" >&2
-    fail "pip install rose-toolkit (full log: $venv/setup.log)"
-  fi
-  echo "$want" >"$venv/.stamp"
-fi
+# shellcheck source=scripts/lib_venv.sh
+. "$root/scripts/lib_venv.sh"
+ensure_check_venv "$venv" "$root" rose-eval "rose-toolkit (no extras)"
 
 # 1. None of the generator's packages came with the base install.
 "$venv/bin/python" - <<'PY' || fail "the base install pulled in the generator's packages"

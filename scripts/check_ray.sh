@@ -13,19 +13,9 @@ venv=${ROSE_RAY_VENV:-$root/.venv-ray}
 say() { printf '[ray] %s\n' "$*" >&2; }
 fail() { say "FAILED: $*"; exit 1; }
 
-want=$(cat "$root/pyproject.toml" "$root/constraints.txt" | sha256sum | cut -d' ' -f1)
-if [ ! -x "$venv/bin/ray" ] || [ "$(cat "$venv/.stamp" 2>/dev/null)" != "$want" ]; then
-  say "installing rose-toolkit[ray] into $venv"
-  rm -rf "$venv"
-  "${PYTHON:-python3}" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "pip>=23.2" 2>/dev/null
-  if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$root/constraints.txt" \
-      -e "$root[ray]" >"$venv/setup.log" 2>&1; then
-    grep -v "^WARNING: Location" "$venv/setup.log" | tail -n 20 >&2
-    fail "pip install -c constraints.txt '.[ray]' (full log: $venv/setup.log)"
-  fi
-  echo "$want" >"$venv/.stamp"
-fi
+# shellcheck source=scripts/lib_venv.sh
+. "$root/scripts/lib_venv.sh"
+ensure_check_venv "$venv" "$root[ray]" ray "'.[ray]'"
 
 tmp=$(mktemp -d /tmp/rose-ray.XXXXXX)  # short: Ray's socket paths live under it
 head_pid=

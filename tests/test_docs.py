@@ -241,7 +241,8 @@ def check_rose_gen(command: Command) -> list[str]:
     if words and words[0] == "preview":
         return _parser_problems(_build(SUBPARSERS[("rose-gen", "preview")]), words[1:])
     if words and words[0] == "merge":
-        return [f"{w} is not an option of rose-gen merge" for w in words[1:] if w.startswith("-") and w != "--overwrite"]
+        return [f"{w} is not an option of rose-gen merge" for w in words[1:] if w.startswith("-")
+                and w not in ("--overwrite", "--workers") and not w.startswith("--workers=")]
     problems, variants = [], [[]]
     for word in words:
         if word.startswith("-"):
