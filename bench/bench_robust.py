@@ -132,7 +132,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=101)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--reuse", action="store_true", help="reuse an existing release in --work")
-    parser.add_argument("--markdown", type=Path, help="also write the tables as Markdown to this file")
+    parser.add_argument("--markdown", type=Path, help="also write the tables as Markdown to this file (bench/robust.md collects them)")
     args = parser.parse_args()
     md: list[str] = []
     args.work.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,8 @@ It reads only the image and the prompt, like ``cv``, and differs where ``cv`` is
 1. Grid from periodicity (:mod:`rose_eval.runners.robust_grid`): autocorrelation at every
    candidate cell size, so per-cell jitter and JPEG do not move the cell size.
 2. Cells at a working size (``cv_grid.work_tiles``: box-downsampled, slightly blurred) for
-   the placement search, and at full resolution for the final distance.
+   the placement search; the final distance read there and at full resolution, and the
+   reading whose cut separates more clearly kept.
    The background colour is the median of the cells' frame bands (the margin along a
    cell's edges that never holds content). A cue outline lies in that band and is found
    there (``cv_highlight.find_highlight`` on the band pixels alone), then painted back to
@@ -307,25 +308,58 @@ def fit_cells(tiles: np.ndarray) -> CellFit:
 
 
 def cell_distances(tiles: np.ndarray, work: Grid, full: np.ndarray | None = None) -> np.ndarray:
-    """(rows, cols) distance of every cell to the majority at its best jitter placement.
+    """(rows, cols) distance of every cell to the majority: of :func:`cell_readings`, the one
+    whose cut separates more clearly (:func:`clearer`)."""
+    return clearer(cell_readings(tiles, work, full))
+
+
+def cell_readings(tiles: np.ndarray, work: Grid, full: np.ndarray | None = None) -> list[np.ndarray]:
+    """(rows, cols) distances of every cell to the majority at its best jitter placement: read at
+    the working size and, with ``full``, also at full resolution (working size first).
 
     The placement is searched on the working-size ``tiles`` (:func:`fit_cells`). With ``full``
     (the same cells at full resolution, layout (rows, C, cols, C, 3), C > c), the distance
     is read there: the template re-taken at full size from the same majority-like cells and
     every placement refined within the scaling's rounding (:func:`refined_placement`), so an
     edit one or two source pixels wide, which the working size halves and blurs into the
-    majority's own resampling noise, still counts (hard PixelEdit).
+    majority's own resampling noise, still counts (hard PixelEdit). The working-size reading
+    is kept beside it: at full size a large smooth cell's own resampling and JPEG noise can
+    reach a faint exception that the working size's pooling keeps apart (hard PixelContent).
     """
     rows, c, cols = tiles.shape[:3]
     fit = fit_cells(tiles)
+    coarse = tolerant_distance(fit.cells, fit.template, fit.background, fit.band, fit.pool, fit.found)
     if full is None or full.shape[1] == c:
-        return tolerant_distance(fit.cells, fit.template, fit.background, fit.band, fit.pool, fit.found).reshape(rows, cols)
+        return [coarse.reshape(rows, cols)]
     cells, background, band, pool = _cells_of(full)
     ratio = full.shape[1] / c
     dy, dx = (np.rint(v * ratio).astype(np.int64) for v in (fit.found.dy, fit.found.dx))
     template = _template_of(cells, fit.keep, dy, dx)
     found = refined_placement(cells, template, background, band, pool, fit.found, ratio)
-    return tolerant_distance(cells, template, background, band, pool, found).reshape(rows, cols)
+    fine = tolerant_distance(cells, template, background, band, pool, found)
+    return [coarse.reshape(rows, cols), fine.reshape(rows, cols)]
+
+
+def cut_clarity(dist: np.ndarray) -> float:
+    """How clearly :func:`separate` splits ``dist``: the nearest exception's height above the
+    scene's centre (the median distance: the reading's own noise level) over the farthest
+    majority cell's; scale-free and offset-free, so readings at different sizes compare.
+    1.0 when nothing stands out."""
+    exceptions = separate(dist)
+    if not exceptions.any() or exceptions.all():
+        return 1.0
+    centre = float(np.median(dist))
+    return float((dist[exceptions].min() - centre) / max(float(dist[~exceptions].max()) - centre, 1e-6))
+
+
+def clearer(readings: list[np.ndarray]) -> np.ndarray:
+    """Of several distance readings of the same cells, the one whose cut is clearest
+    (:func:`cut_clarity`); the later reading (full resolution) on a tie."""
+    best = readings[-1]
+    for dist in readings[-2::-1]:
+        if cut_clarity(dist) > cut_clarity(best):
+            best = dist
+    return best
 
 
 def shifted_min(

@@ -109,6 +109,48 @@ def test_noise_alone_gives_no_exception() -> None:
     assert not robust_solver.separate(dist).any()
 
 
+def _readings_of_one_scene() -> tuple[np.ndarray, np.ndarray, set[int]]:
+    # Two readings of the same 10x10 cells (figures after hard PixelContent at 98 px cells):
+    # at the working size the four exceptions clear a smooth majority tail (centre 20, top
+    # 50: nearest exception 65); at full size the majority's own tail reaches the faintest
+    # exception (71.9 beside 72.0), so the cut falls above it, where the raw ratio of the
+    # cut's sides (97.7 / 72.0 = 1.36) is larger than the working size's (65 / 50 = 1.30).
+    cells = [7, 33, 58, 86]
+    coarse = np.concatenate([np.linspace(15.0, 25.0, 90), np.linspace(30.0, 50.0, 6)])
+    fine = np.concatenate([np.linspace(2.0, 12.0, 80), np.linspace(14.0, 71.9, 16)])
+    readings = []
+    for majority, exceptions in ((coarse, [65.0, 80.0, 85.0, 90.0]), (fine, [72.0, 97.7, 102.4, 103.2])):
+        dist = np.empty(100)
+        dist[np.setdiff1d(np.arange(100), cells)] = majority
+        dist[cells] = exceptions
+        readings.append(dist.reshape(10, 10))
+    return readings[0], readings[1], set(cells)
+
+
+def test_the_reading_whose_cut_is_clearer_above_the_centre_is_kept() -> None:
+    coarse, fine, cells = _readings_of_one_scene()
+    assert set(np.flatnonzero(robust_solver.separate(fine))) == cells - {7}  # full size misses one
+    assert set(np.flatnonzero(robust_solver.separate(coarse))) == cells
+    # Above each reading's centre (its noise level), the working size's cut is the clearer one.
+    assert robust_solver.cut_clarity(coarse) > robust_solver.cut_clarity(fine)
+    chosen = robust_solver.clearer([coarse, fine])
+    assert set(np.flatnonzero(robust_solver.separate(chosen))) == cells
+
+
+def test_full_resolution_is_kept_where_the_working_size_blurs_an_edit() -> None:
+    # The hard PixelEdit case the other way round: at the working size the exceptions sink
+    # into the majority's resampling noise, at full size they stand clear.
+    rng = np.random.default_rng(7)
+    coarse = rng.normal(20.0, 2.0, size=(10, 10))
+    fine = rng.normal(8.0, 1.0, size=(10, 10))
+    cells = [3, 41, 77]
+    coarse.flat[cells] = [22.0, 23.0, 27.0]
+    fine.flat[cells] = [40.0, 45.0, 50.0]
+    chosen = robust_solver.clearer([coarse, fine])
+    assert set(np.flatnonzero(robust_solver.separate(chosen))) == set(cells)
+    assert robust_solver.clearer([fine, fine]) is fine  # a tie keeps the later (full-size) reading
+
+
 @dataclass(frozen=True)
 class _Context:
     seed: int
