@@ -11,6 +11,7 @@ scores synthetic answers with the strict scorer (not timed), then times run_anal
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +22,9 @@ from rose_eval.analyses.bootstrap import scene_bootstrap
 from rose_eval.analyses.compare import EvaluatedRun, compare_runs
 from rose_eval.score import score_item
 from rose_eval.vocab import SUBSET_ORDER, TEMPLATE_ORDER
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_markdown_flag, run_context, write_row  # noqa: E402 - the bench folder is not a package
 
 TEST_SCENES = dict(zip(SUBSET_ORDER, (301, 221, 221, 221, 148), strict=True))
 MODES = ("COUNT", "COUNT", "CLICK", "CLICK", "CLICK_COUNT")
@@ -89,7 +93,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n_boot", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
+    add_markdown_flag(parser, "bootstrap.md")
     args = parser.parse_args()
+    context = run_context()
     metadata, items = synthetic_split()
     scenes = len({(r["rose_subset"], r["scene_id"]) for r in items})
     print(f"items={len(items)} scenes={scenes} n_boot={args.n_boot}")
@@ -112,6 +118,15 @@ def main() -> None:
             cpu.append(time.process_time() - start_cpu)
         print(f"{name:16s} best wall {min(wall):.3f} s, best CPU {min(cpu):.3f} s "
               f"(wall runs: {', '.join(f'{t:.3f}' for t in wall)})")
+        if args.markdown:
+            intro = (f"The analyses alone, in process, on a synthetic test-sized split: the scene bootstrap, "
+                     f"every analysis `rose-eval` runs, and `compare` over five models, each with "
+                     f"{args.n_boot:,} resamples; best of {args.repeat} runs. Reproduce: "
+                     "`.venv/bin/python bench/bench_bootstrap.py --markdown`.")
+            write_row(args.markdown, "The analyses", intro,
+                      ["items", "scenes", "resamples", "best wall s", "best CPU s"], name,
+                      [f"{len(items):,}", f"{scenes:,}", f"{args.n_boot:,}", f"{min(wall):.3f}", f"{min(cpu):.3f}"],
+                      context)
     print("best model:", result["best"], "| rank kept:",
           [round(row["rank_stability"], 3) for row in result["leaderboard"]])
 

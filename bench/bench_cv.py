@@ -32,6 +32,9 @@ from PIL import Image, ImageFilter
 from rose_eval.cli.run import main as rose_run
 from rose_eval.score import score_item
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_markdown_flag, run_context, write_row  # noqa: E402 - the bench folder is not a package
+
 
 def degrade_release(src: Path, dst: Path, quality: int, blur: float) -> int:
     """Copy ``src`` to ``dst`` with every image blurred + JPEG round-tripped; returns image count."""
@@ -94,7 +97,9 @@ def main() -> None:
     parser.add_argument("--jpeg", type=int, default=80)
     parser.add_argument("--blur", type=float, default=0.7)
     parser.add_argument("--concurrency", type=int, default=2)
+    add_markdown_flag(parser, "cv.md")
     args = parser.parse_args()
+    context = run_context()
     args.work.mkdir(parents=True, exist_ok=True)
     degraded = args.work / "degraded_release"
     images = degrade_release(args.release, degraded, args.jpeg, args.blur)
@@ -105,6 +110,15 @@ def main() -> None:
         by_subset, by_template, failures = evaluate(release, args.split, out)
         n = sum(len(v) for v in by_subset.values())
         report(name, by_subset, by_template, failures, seconds, n)
+        if args.markdown:
+            passed = sum(sum(v) for v in by_subset.values())
+            intro = ("The cv baseline through `rose-run --solver cv` (the real CLI) on a release and on a "
+                     f"degraded copy of it (Gaussian blur {args.blur}, JPEG quality {args.jpeg}, stored back as "
+                     f"PNG), {args.split} split, concurrency {args.concurrency}; speed is items per second of the "
+                     "whole run. Reproduce: `.venv/bin/python bench/bench_cv.py RELEASE --markdown`.")
+            write_row(args.markdown, "The cv baseline", intro, ["items", "PASS", "items/s", "wall s"],
+                      f"{name}: {args.release.name}", [f"{n:,}", f"{100.0 * passed / n:.1f} %", f"{n / seconds:.1f}",
+                                                       f"{seconds:.1f}"], context)
 
 
 if __name__ == "__main__":

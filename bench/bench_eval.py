@@ -38,6 +38,9 @@ from pathlib import Path
 
 from rose_eval.report.tables import PARITY_FILES, SUMMARY
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_markdown_flag, run_context, write_row  # noqa: E402 - the bench folder is not a package
+
 ROSE_EVAL = Path(sys.executable).with_name("rose-eval")
 SPLIT_SIZE = 5560
 
@@ -128,6 +131,10 @@ def prepared_input(work: Path) -> Path:
     return work / "release"
 
 
+EVAL_COLUMNS = ["items", "runs", "wall s", "CPU s", "peak RSS MB", "vs public (wall / CPU / RSS)",
+                "outputs identical"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("public", type=Path, help="path of the public evaluate_rose.py")
@@ -136,13 +143,17 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/rose-bench-eval"))
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     parser.add_argument("--build_only", action="store_true", help=argparse.SUPPRESS)
+    add_markdown_flag(parser, "eval.md")
     opts = parser.parse_args()
+    context = run_context()
     if opts.build_only:
         build_input(opts.work)
         return
     release = prepared_input(opts.work)
     predictions = opts.work / "predictions.jsonl"
-    common = ["--dataset_root", str(release), "--predictions", str(predictions)]
+    # A generated split is not the public dataset, so rose-eval would not claim its repo id;
+    # both get the same one to compare like with like.
+    common = ["--dataset_root", str(release), "--predictions", str(predictions), "--repo_id", "rose-bench/v0_1"]
     commands = {
         "public": [sys.executable, str(opts.public), *common, "--out_dir", str(opts.work / "out_public")],
         "rose-eval": [str(ROSE_EVAL), *common, "--out_dir", str(opts.work / "out_rose_eval"),
@@ -157,6 +168,7 @@ def main() -> None:
             runs[name].append(measure(commands[name]))
         if repeat == 0:
             differing = same_outputs(opts.work / "out_public", opts.work / "out_rose_eval")
+            identical = "yes" if not differing else "NO: " + ", ".join(map(str, differing))
             print("outputs:", "identical" if not differing else f"DIFFER: {differing}")
     medians = {name: tuple(statistics.median(run[k] for run in values) for k in range(3))
                for name, values in runs.items()}
@@ -168,6 +180,19 @@ def main() -> None:
     ratio = [ours / public for ours, public in zip(medians["rose-eval"], medians["public"],
                                                     strict=True)]
     print(f"{'ratio':14s} {ratio[0]:8.2f} {ratio[1]:8.2f} {ratio[2]:12.2f}   (rose-eval / public)")
+    if opts.markdown:
+        intro = (f"`rose-eval` (the eight files, every analysis, {opts.n_boot:,} bootstrap resamples; "
+                 "`--no_analyses`: the public evaluator's work alone) against the public v0.1 evaluator "
+                 f"(`demo/evaluate_rose.py` of xbdxwyh/ROSE-v0.1) on the {SPLIT_SIZE:,}-item v0_1 test "
+                 "split, each command a child process, alternating who goes first; medians of wall, "
+                 "CPU (user + system) and peak RSS; *vs public* is the ratio of each. Reproduce: "
+                 "`.venv/bin/python bench/bench_eval.py PUBLIC_EVALUATOR --markdown`.")
+        for name, (wall, cpu, rss) in medians.items():
+            versus = "1" if name == "public" else " / ".join(
+                f"{ours / theirs:.2f}×" for ours, theirs in zip((wall, cpu, rss), medians["public"], strict=True))
+            write_row(opts.markdown, "Scoring: rose-eval against the public evaluator", intro, EVAL_COLUMNS, name,
+                      [f"{SPLIT_SIZE:,}", str(opts.repeats), f"{wall:.2f}", f"{cpu:.2f}", f"{rss:.0f}", versus,
+                       identical if name == "rose-eval" else ""], context)
     if opts.json:
         opts.json.write_text(json.dumps({"items": SPLIT_SIZE, "repeats": opts.repeats,
                                          "n_boot": opts.n_boot, "runs": runs,

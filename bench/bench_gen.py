@@ -145,6 +145,9 @@ from rose_gen.release.config import compose_config, load_config  # noqa: E402
 from rose_gen.release.pipeline import generate_release  # noqa: E402
 from rose_gen.sources import SOURCES, load_sources  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from record import add_markdown_flag, run_context, write_row  # noqa: E402 - the bench folder is not a package
+
 REAL_SOURCES = {  # subset key -> (module, registry name)
     "glyph": ("rose_gen.sources.glyph", "glyph"),
     "emoji_style": ("rose_gen.sources.emoji_style", "emoji_style"),
@@ -290,8 +293,39 @@ def run_command(args: argparse.Namespace, out: Path, plugins: list[str], overrid
     command = [str(Path(sys.executable).parent / "rose-gen"), f"profile={args.profile}", f"output_dir={out}",
                f"workers={args.workers}", "progress=false", "overwrite=true", f"plugins=[{','.join(plugins)}]",
                *overrides, *scale_overrides(args.profile, args.scale), *args.override]
+    if args.shards:
+        # The docs' joblib sweep: one job per shard, `workers` jobs at a time, one process each;
+        # the launching process merges when every shard is done.
+        command[1:1] = ["-m", "hydra/launcher=joblib", f"shard.index=range(0,{args.shards})",
+                        f"shard.count={args.shards}", f"hydra.launcher.n_jobs={args.workers}"]
+        command[command.index(f"workers={args.workers}")] = "workers=1"
     subprocess.run(command, check=True, cwd=ROOT)
     return CommandResult(out)
+
+
+GEN_COLUMNS = ["scenes", "wall s", "Pillow level-1 encode s", "wall / encode", "CPU s",
+               "peak RSS MB (main + workers)", "release MB"]
+
+
+def record(args, figures: dict, context) -> None:
+    """One row of bench/gen.md for this configuration (the command or in process, scale, overrides)."""
+    key = ("the rose-gen command" if args.command else "in process") + f", {args.profile}"
+    key += f" ×{args.scale}" if args.scale != 1 else ""
+    key += f", {args.shards} shards on joblib, {args.workers} at a time" if args.shards else f", workers={args.workers}"
+    key += "".join(f", {o}" for o in args.override) or ", default writer"
+    nan = figures["png_floor_s"] != figures["png_floor_s"]
+    values = [f"{figures['scenes']:,}", f"{figures['wall_s']:.1f}",
+              "not run" if nan else f"{figures['png_floor_s']:.1f}",
+              "" if nan else f"**{figures['wall_over_floor']:.2f}×**", f"{figures['cpu_s']:.1f}",
+              f"{figures['peak_rss_main_plus_workers_mb']:,.0f}", f"{figures['release_mb']:.0f}"]
+    intro = ("`rose-gen` timed as a user runs it (`--command`: the whole command, start-up and export "
+             "included) or in process, against the time Pillow needs to PNG-encode the same images at "
+             "level 1 over the same number of workers (the issue-27 comparator, whatever writer the "
+             "release used). CPU is main process + workers; peak RSS is main + workers sampled every "
+             "50 ms. Reproduce a row: `.venv/bin/python bench/bench_gen.py --command --markdown` "
+             "(add `--override render.png_encoder=pillow` for Pillow's writer, `--scale 4 --no-floor` "
+             "for 4× the scenes).")
+    write_row(args.markdown, "Generating a release", intro, GEN_COLUMNS, key, values, context)
 
 
 def main() -> None:
@@ -306,7 +340,14 @@ def main() -> None:
                         help="time the whole rose-gen command as a user runs it (start-up and export included)")
     parser.add_argument("--override", action="append", default=[],
                         help="extra rose-gen override, e.g. render.png_encoder=pillow (repeatable)")
+    parser.add_argument("--shards", type=int, default=0,
+                        help="with --command: the joblib sweep of this many shards (one process each, "
+                             "`workers` at a time), merged at its end")
+    add_markdown_flag(parser, "gen.md")
     args = parser.parse_args()
+    if args.shards and not args.command:
+        parser.error("--shards needs --command")
+    context = run_context()
 
     overrides, plugins, fallback = pick_sources()
     tmp = Path(tempfile.mkdtemp(prefix="rose-bench-"))
@@ -362,6 +403,8 @@ def main() -> None:
         "test_source_stands_in_for": fallback,
     }
     print(json.dumps(figures, indent=2))
+    if args.markdown:
+        record(args, figures, context)
     if not args.keep and args.out is None:
         shutil.rmtree(tmp)
 

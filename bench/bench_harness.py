@@ -27,13 +27,16 @@ from rose_eval.split_rows import read_rows, split_of_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_eval import timed  # noqa: E402 - the bench folder is not a package
+from record import add_markdown_flag, run_context, write_row  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--release", type=Path, default=None)
     parser.add_argument("--repeats", type=int, default=3)
+    add_markdown_flag(parser, "harness.md")
     args = parser.parse_args()
+    context = run_context()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         release = args.release
@@ -67,6 +70,16 @@ def main() -> None:
         for name, fn in cases.items():
             wall, cpu = timed(fn, args.repeats)
             print(f"{name:24s} wall {wall:7.3f} s  cpu {cpu:7.3f} s  ({1000 * cpu / items:.2f} ms CPU per item)")
+            if args.markdown:
+                intro = ("The harness adapters' own work, no model calls: building the inspect_ai task, "
+                         "`rose-export vlmevalkit`, reading a VLMEvalKit result file, lmms-eval's "
+                         "`process_results` over every document; median of the repeats. Without "
+                         "`--release`, on a fresh `profile=mini` release. Reproduce: "
+                         "`.venv/bin/python bench/bench_harness.py --markdown`.")
+                source = "mini" if args.release is None else args.release.name
+                write_row(args.markdown, "Harness adapters", intro,
+                          ["release", "test items", "wall s", "CPU s", "CPU ms per item"], name,
+                          [source, f"{items:,}", f"{wall:.3f}", f"{cpu:.3f}", f"{1000 * cpu / items:.2f}"], context)
 
 
 if __name__ == "__main__":

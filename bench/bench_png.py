@@ -55,11 +55,16 @@ from __future__ import annotations
 
 import argparse
 import io
+import sys
 import time
 import zlib
 from pathlib import Path
 
 from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from record import run_context, write_row  # noqa: E402 - the bench folder is not a package
 
 STRATEGIES = {"default": zlib.Z_DEFAULT_STRATEGY, "filtered": zlib.Z_FILTERED, "rle": zlib.Z_RLE,
               "huffman_only": zlib.Z_HUFFMAN_ONLY, "fixed": zlib.Z_FIXED}
@@ -88,7 +93,7 @@ def encode_all(images: list[Image.Image], level: int, strategy: str) -> tuple[fl
     return time.process_time() - t0, size
 
 
-def writers(images: list[Image.Image], repeat: int) -> None:
+def writers(images: list[Image.Image], repeat: int, markdown: Path | None = None, context=None) -> None:
     """Each release PNG writer and libpng row filter against Pillow at level 1; pixels checked."""
     import imagecodecs
     import numpy as np
@@ -116,6 +121,13 @@ def writers(images: list[Image.Image], repeat: int) -> None:
     print(f"{len(arrays)} images, pixels identical for every writer; writer CPU_s time_vs_pillow size_vs_pillow")
     for name, (t, b) in results.items():
         print(f"{name:24s} {t:6.2f} {t / base_t:6.2f} {b / base_b:6.2f}")
+        if markdown:
+            intro = (f"The release PNG writers and libpng's single row filters on {len(arrays)} images sampled "
+                     "from a release, at zlib level 1, best CPU of the repeats; every output decoded and its "
+                     "pixels compared with the source (identical for every writer). Reproduce: "
+                     "`.venv/bin/python bench/bench_png.py RELEASE --writers --markdown`.")
+            write_row(markdown, "PNG writers", intro, ["images", "CPU s", "time vs Pillow", "size vs Pillow"],
+                      name, [str(len(arrays)), f"{t:.2f}", f"{t / base_t:.2f}×", f"{b / base_b:.2f}×"], context)
 
 
 def main() -> None:
@@ -124,10 +136,16 @@ def main() -> None:
     parser.add_argument("--per-subset", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--writers", action="store_true", help="compare the release PNG writers (issue 27)")
+    parser.add_argument("--markdown", nargs="?", type=Path, const=True, default=None, metavar="FILE",
+                        help="record the figures in FILE (default bench/png_writers.md with --writers, "
+                             "else bench/png_settings.md), the files docs/performance.md quotes")
     args = parser.parse_args()
+    context = run_context()
+    if args.markdown is True:
+        args.markdown = ROOT / "bench" / ("png_writers.md" if args.writers else "png_settings.md")
     images = sample(args.release, args.per_subset)
     if args.writers:
-        writers(images, args.repeat)
+        writers(images, args.repeat, args.markdown, context)
         return
     results = {}
     for level, strategy in SETTINGS:
@@ -137,6 +155,14 @@ def main() -> None:
     print(f"{len(images)} images; level strategy CPU_s MB time_vs_l1 size_vs_l1")
     for (level, strategy), (t, b) in results.items():
         print(f"{level:5d}  {strategy:14s} {t:6.2f} {b / 2**20:7.1f} {t / base_t:7.2f} {b / base_b:10.2f}")
+        if args.markdown:
+            intro = (f"Pillow's PNG encoder at each zlib level and strategy on {len(images)} images sampled from a "
+                     "release, best CPU of the repeats, against level 1 with the default strategy (what the "
+                     "Pillow writer uses). Reproduce: `.venv/bin/python bench/bench_png.py RELEASE --markdown`.")
+            write_row(args.markdown, "PNG settings", intro,
+                      ["images", "CPU s", "MB", "time vs level 1", "size vs level 1"],
+                      f"level {level}, {strategy}", [str(len(images)), f"{t:.2f}", f"{b / 2**20:.1f}",
+                                                    f"{t / base_t:.2f}×", f"{b / base_b:.2f}×"], context)
 
 
 if __name__ == "__main__":

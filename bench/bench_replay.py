@@ -13,12 +13,16 @@ release too).
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_markdown_flag, run_context, write_row  # noqa: E402 - the bench folder is not a package
 
 CHILD = """
 import json, sys, time
@@ -43,12 +47,25 @@ def run(mode: str) -> dict:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_markdown_flag(parser, "replay.md")
+    args = parser.parse_args()
+    context = run_context()
     for mode in ("rows", "full"):
         start = time.perf_counter()
         r = run(mode)
         print(f"{mode:>4}: {r['cpu']:.1f} s CPU, {r['wall']:.1f} s wall in the replay "
               f"({time.perf_counter() - start:.1f} s with start-up); {r['scenes']} scenes, {r['rendered']} drawn, "
               f"{r['not_rendered']} without a face, {r['inconsistencies']} findings; peak RSS {r['peak_rss_mb']:.0f} MB")
+        if args.markdown:
+            intro = ("`rose-replay` on the 1,112 shipped v0.1 rows in a fresh process each: *rows* re-derives, "
+                     "compares and resolves the assets (nothing drawn); *full* draws and PNG-encodes every scene. "
+                     "CPU and wall are the replay's own; *with start-up* is the whole child process. Reproduce: "
+                     "`.venv/bin/python bench/bench_replay.py --markdown`.")
+            write_row(args.markdown, "Replaying v0.1", intro,
+                      ["scenes", "drawn", "CPU s", "wall s", "with start-up s", "peak RSS MB"], mode,
+                      [f"{r['scenes']:,}", f"{r['rendered']:,}", f"{r['cpu']:.1f}", f"{r['wall']:.1f}",
+                       f"{time.perf_counter() - start:.1f}", f"{r['peak_rss_mb']:.0f}"], context)
 
 
 if __name__ == "__main__":

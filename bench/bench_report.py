@@ -31,6 +31,9 @@ from rose_gen.release.config import load_config  # noqa: E402
 from rose_gen.release.pipeline import generate_release  # noqa: E402
 from tests.fixtures.latin_source import latin_overrides  # noqa: E402
 
+sys.path.insert(0, str(REPO / "bench"))
+from record import add_markdown_flag, run_context, write_row  # noqa: E402 - the bench folder is not a package
+
 ROSE_EVAL = Path(sys.executable).with_name("rose-eval")
 
 
@@ -83,7 +86,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--workdir", type=Path, default=None,
                         help="keep the set-up here and reuse it on the next run")
+    add_markdown_flag(parser, "report.md")
     args = parser.parse_args()
+    context = run_context()
     with tempfile.TemporaryDirectory(prefix="bench_report_") as tmp:
         root = args.workdir or Path(tmp)
         start = time.perf_counter()
@@ -100,6 +105,14 @@ def main() -> None:
             wall, cpu = timed(cmd, args.repeats)
             print(f"rose-eval report, {label}: {wall:.2f} s wall, {cpu:.2f} s CPU, "
                   f"{out.stat().st_size / 1024:.0f} KiB")
+            if args.markdown:
+                intro = ("`rose-eval report` as a user runs it (the whole command), on scored runs of a "
+                         f"generated release ({args.scenes} scenes per subset); with more than one run it adds "
+                         f"the paired comparison; median of {args.repeats} runs. Reproduce: "
+                         "`.venv/bin/python bench/bench_report.py --markdown`.")
+                write_row(args.markdown, "The report", intro, ["items per run", "wall s", "CPU s", "HTML KiB"],
+                          label, [f"{n_items:,}", f"{wall:.2f}", f"{cpu:.2f}", f"{out.stat().st_size / 1024:.0f}"],
+                          context)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,9 @@ from __future__ import annotations
 import argparse
 import collections
 import cProfile
+import sys
 import time
+from pathlib import Path
 
 import rose_gen.assets.visibility as visibility
 import rose_gen.release.pipeline as pipeline
@@ -53,6 +55,9 @@ import rose_gen.render.compose as compose
 from rose_gen.release.config import load_config
 from rose_gen.scene import plan as planning
 from rose_gen.scene import redraw
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_markdown_flag, run_context, write_row  # noqa: E402 - the bench folder is not a package
 
 PARTS = ("plan", "tiles", "visibility", "cue_colour", "compose", "encode", "rows", "other")
 
@@ -85,13 +90,26 @@ class SplitTimer:
         setattr(module, name, timed)
 
 
+def record_parts(args, key: str, parts: dict, context) -> None:
+    """One row of bench/scene_cost.md: a subset's CPU seconds per part (whole profile, extrapolated)."""
+    intro = (f"CPU seconds per part of the per-scene work of `profile={args.profile}`, in one process, "
+             f"every {args.step}th scene of each subset drawn and the sum multiplied by {args.step}; *encode* "
+             "is the PNG writer, everything else is the work outside encoding. Reproduce: "
+             "`.venv/bin/python bench/bench_scene_cost.py --markdown`.")
+    write_row(args.markdown, "Per-scene work", intro, [*PARTS, "total", "outside encode"], key,
+              [f"{parts[p]:.2f}" for p in PARTS] + [f"{parts['total']:.2f}", f"{parts['total'] - parts['encode']:.2f}"],
+              context)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="v0_1")
     parser.add_argument("--step", type=int, default=3, help="sample every Nth scene of each subset")
     parser.add_argument("--cprofile", default=None, help="write a cProfile of the run to this file")
     parser.add_argument("--subset", action="append", default=None, help="only this subset (repeatable)")
+    add_markdown_flag(parser, "scene_cost.md")
     args = parser.parse_args()
+    context = run_context()
 
     timer = SplitTimer()
     timer.wrap(compose, "encode_png", "encode")
@@ -128,10 +146,14 @@ def main() -> None:
         parts["other"] = total * args.step - sum(parts.values())
         parts["total"] = total * args.step
         grand.update(parts)
+        if args.markdown:
+            record_parts(args, plan.subset, parts, context)
         print(f"{plan.subset:<20}" + "".join(f"{parts[p]:>11.2f}" for p in PARTS) + f"{parts['total']:>9.2f}",
               flush=True)
     print(f"{'ALL':<20}" + "".join(f"{grand[p]:>11.2f}" for p in PARTS) + f"{grand['total']:>9.2f}")
     print(f"outside encode: {grand['total'] - grand['encode']:.2f} s CPU")
+    if args.markdown:
+        record_parts(args, "all subsets", grand, context)
     if profiler:
         profiler.dump_stats(args.cprofile)
 

@@ -434,6 +434,13 @@ def test_figure_blocks_are_bench_output(doc: Path):
     assert figure_problems(doc) == []
 
 
+def test_performance_page_quotes_figures_only_from_records():
+    """docs/performance.md is made of bench records: no measured figure outside a figure block."""
+    page = ROOT / "docs" / "performance.md"
+    assert len(FIGURES.findall(page.read_text(encoding="utf-8"))) >= 10
+    assert loose_figures(page) == []
+
+
 def test_readme_quotes_figures_only_from_bench_output():
     readme = ROOT / "README.md"
     assert FIGURES.search(readme.read_text(encoding="utf-8")), "the README shows what the numbers mean"
