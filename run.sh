@@ -72,7 +72,7 @@ demo() {
 tests() {
   setup
   ruff check .
-  python -m pytest -q "$@"
+  python -m pytest -q --durations=25 "$@"
   if [ $# -eq 0 ]; then
     bash "$ROOT/scripts/check_eval_only.sh"
   fi
