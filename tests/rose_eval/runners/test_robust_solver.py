@@ -17,11 +17,12 @@ from rose_eval.runners.cv_grid import Grid
 from rose_eval.score import score_item
 
 
-def _pass_rate(release: Path, preds: Path) -> float:
+def _pass_rate(release: Path, preds: Path, subsets: tuple[str, ...] = ()) -> float:
     rows = [
         json.loads(x)
         for x in (release / "metadata_test.jsonl").read_text(encoding="utf-8").splitlines()
     ]
+    rows = [row for row in rows if not subsets or row["rose_subset"] in subsets]
     answers = {
         p["item_id"]: p
         for p in (json.loads(x) for x in preds.read_text(encoding="utf-8").splitlines())
@@ -31,9 +32,10 @@ def _pass_rate(release: Path, preds: Path) -> float:
     )
 
 
-def _run(release: Path, out: Path) -> float:
+def _run(release: Path, out: Path, subsets: tuple[str, ...] = ()) -> float:
     code = rose_run(
         [
+            *(["--subsets", *subsets] if subsets else []),
             "--dataset_root",
             str(release),
             "--split",
@@ -49,7 +51,7 @@ def _run(release: Path, out: Path) -> float:
         ]
     )
     assert code in (0, 1)
-    return _pass_rate(release, out)
+    return _pass_rate(release, out, subsets)
 
 
 @pytest.mark.slow  # rose-run's robust solver on every test item of the mini release
@@ -69,8 +71,11 @@ def test_fails_when_the_grid_locator_breaks(
         return Grid(grid.rows // 2, grid.cols // 2, grid.cell * 2)
 
     monkeypatch.setattr(robust_solver, "locate_grid", wrong_cell)
+    # Only the small-cell subsets: a doubled 136-153 px pixel-art cell makes the full-resolution
+    # placement search (2*ceil(ratio)-1)**3 hypotheses, ~1 min per image, for the same verdict.
+    small_cells = ("ROSE-ChineseGlyph", "ROSE-EmojiStyle", "ROSE-EmojiContent")
     try:
-        assert _run(mini_release, tmp_path / "broken.jsonl") < 0.5
+        assert _run(mini_release, tmp_path / "broken.jsonl", small_cells) < 0.5
     finally:
         robust_solver.read_robust_file.cache_clear()
 

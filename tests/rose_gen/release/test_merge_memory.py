@@ -16,6 +16,7 @@ from rose_gen.release.folder import SUMMARY_FILE, FileIndex, release_files
 from rose_gen.release.merge import merge_shards
 from rose_gen.release.pipeline import generate_release
 from tests.fixtures.latin_source import latin_overrides
+from tests.fresh_process import run_fresh
 
 SCENES, DEV, SHARDS = 8, 2, 4  # per subset (5 subsets): 40 scenes, 80 images, in 4 shards
 MAX_SPECS = 3  # live SceneSpecs at any point: the scene being written (a whole-subset hold is 8)
@@ -54,8 +55,9 @@ def shards(tmp_path_factory) -> tuple[Path, Path]:
     return Path(f"{root / 'rel'}.shards"), single
 
 
-def test_merge_holds_no_subset_of_specs_and_no_file_list(shards, tmp_path, monkeypatch) -> None:
-    folder, single = shards
+def merge_counting_what_it_holds(folder: str, out: str) -> dict:
+    """Merge ``folder``'s shards into ``out``, counting :func:`_held` at every row hand-off and at
+    the summary. Run by :func:`tests.fresh_process.run_fresh`: patches this process for good."""
     seen: list[tuple[int, int]] = []
     add_rows, write_summary = export_mod.ReleaseWriter.add_rows, folder_mod.AtomicFolder.write_summary
 
@@ -67,12 +69,21 @@ def test_merge_holds_no_subset_of_specs_and_no_file_list(shards, tmp_path, monke
         seen.append(_held())
         return write_summary(self, summary)
 
-    monkeypatch.setattr(export_mod.ReleaseWriter, "add_rows", counted_rows)
-    monkeypatch.setattr(folder_mod.AtomicFolder, "write_summary", counted_summary)
-    path, written, scenes = merge_shards([folder], tmp_path / "merged")
+    export_mod.ReleaseWriter.add_rows = counted_rows
+    folder_mod.AtomicFolder.write_summary = counted_summary
+    path, written, scenes = merge_shards([Path(folder)], Path(out))
+    return {"path": str(path), "written": bool(written), "scenes": scenes, "seen": seen}
+
+
+def test_merge_holds_no_subset_of_specs_and_no_file_list(shards, tmp_path) -> None:
+    folder, single = shards
+    # in a fresh interpreter: the heap walk then sees the merge, not the whole test session
+    merged = run_fresh(f"{__name__}:merge_counting_what_it_holds", str(folder), str(tmp_path / "merged"))
+    path, written, scenes, seen = Path(merged["path"]), merged["written"], merged["scenes"], merged["seen"]
     assert written and scenes == 5 * SCENES and len(seen) == scenes + 1
     assert max(s for s, _ in seen) <= MAX_SPECS, f"live SceneSpecs per row hand-off: {[s for s, _ in seen]}"
     assert max(p for _, p in seen) <= MAX_PATHS, f"image paths in one container: {[p for _, p in seen]}"
+    assert max(s for s, _ in seen) >= 1  # the walk does see the scene being written
     for rel in [*release_files(single), SUMMARY_FILE]:  # and the merge is still the one run's release
         assert (path / rel).read_bytes() == (single / rel).read_bytes(), rel
     assert sorted(release_files(path)) == sorted(release_files(single))

@@ -29,6 +29,7 @@ from rose_gen.render.compose import CUE_TEMPLATE, cell_box
 from rose_gen.scene.plan import plan_scene
 from rose_gen.sources import SOURCES
 from tests.fixtures.latin_source import latin_overrides
+from tests.fresh_process import run_fresh
 
 
 def _config(out: Path, *extra: str):
@@ -146,15 +147,11 @@ def _live_scene_specs() -> int:
     return sum(1 for o in gc.get_objects() if isinstance(o, SceneSpec))
 
 
-@pytest.mark.slow  # a walk of the whole heap per row (60 rows): slow in a full session
-@pytest.mark.parametrize("workers", [1, 2])
-def test_release_holds_at_most_one_subset_of_scene_plans(tmp_path, workers: int) -> None:
-    scenes = 12
-    config = load_config([f"output_dir={tmp_path / 'x'}", "progress=false", f"workers={workers}",
+def render_counting_live_specs(out: str, workers: int, scenes: int) -> dict:
+    """Render a release into ``out``, counting live SceneSpecs (beyond those before) at each row
+    hand-off. Run by :func:`tests.fresh_process.run_fresh`, so the heap walked is this one's."""
+    config = load_config([f"output_dir={out}", "progress=false", f"workers={workers}",
                           *latin_overrides(scenes=scenes, dev=3)])
-    total = sum(p.n_scenes for p in config.plans)
-    assert len(config.plans) == 5 and total == 5 * scenes
-    assert all(p.difficulty.hard_share is not None for p in config.plans)  # rows wait for the ranking
     before = _live_scene_specs()
     live: list[int] = []
     images: list[int] = []
@@ -163,16 +160,32 @@ def test_release_holds_at_most_one_subset_of_scene_plans(tmp_path, workers: int)
         live.append(_live_scene_specs() - before)
 
     ranked = RankedRows(hard_shares(config.plans), rows)
+
     def store(position: int, result) -> None:
         images.append(position)
         ranked.add(position, result.scene, result.cue_color)
 
     render_release(config, store)
     ranked.close()
+    return {"live": live, "images": images}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_release_holds_at_most_one_subset_of_scene_plans(tmp_path, workers: int) -> None:
+    scenes = 12
+    config = load_config([f"output_dir={tmp_path / 'x'}", "progress=false", f"workers={workers}",
+                          *latin_overrides(scenes=scenes, dev=3)])
+    total = sum(p.n_scenes for p in config.plans)
+    assert len(config.plans) == 5 and total == 5 * scenes
+    assert all(p.difficulty.hard_share is not None for p in config.plans)  # rows wait for the ranking
+    # in a fresh interpreter: a walk of this session's heap per row costs ~6x more
+    counted = run_fresh(f"{__name__}:render_counting_live_specs", str(tmp_path / "x"), workers, scenes)
+    live, images = counted["live"], counted["images"]
     assert len(live) == total and images == list(range(total))
     # the subset whose rows wait for its ranking, plus the few scenes in flight; the first
     # pipeline planned all 60 before rendering
     assert max(live) <= scenes + 4 * workers + 2
+    assert max(live) >= scenes  # the walk does see the held subset (a blind count would pass above)
 
 
 def test_shard_jobs_are_the_shards_scenes_only(tmp_path) -> None:
