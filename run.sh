@@ -72,7 +72,8 @@ demo() {
 tests() {
   setup
   ruff check .
-  python -m pytest -q --durations=25 "$@"
+  # One worker per core (pytest-xdist); `./run.sh test -n 0` runs in one process.
+  python -m pytest -q -n auto --durations=25 "$@"
   if [ $# -eq 0 ]; then
     bash "$ROOT/scripts/check_eval_only.sh"
   fi
