@@ -92,13 +92,26 @@ def _tolerant_difference(a: np.ndarray, b: np.ndarray, tol: int) -> np.ndarray:
     """Per pixel of ``a`` (n, h, w, 3): the CIELAB distance to the closest pixel of ``b`` within
     ``tol`` px (edge-padded), so a contour displaced by resampling rounding costs nothing."""
     n, h, w, _ = a.shape
-    padded = np.pad(b, ((0, 0), (tol, tol), (tol, tol), (0, 0)), mode="edge")
+    # Channel planes, squared distances summed channel by channel and one square root at the end:
+    # the same float32 sums numpy's reduction over the trailing axis of 3 makes (and sqrt is
+    # monotone, so the minimum commutes with it), ~4x faster than summing over a length-3 axis.
+    planes = np.moveaxis(a, -1, 0).astype(np.float32, copy=False)
+    padded = np.moveaxis(np.pad(b, ((0, 0), (tol, tol), (tol, tol), (0, 0)), mode="edge"), -1, 0)
+    padded = np.ascontiguousarray(padded, dtype=np.float32)
     best = np.full((n, h, w), np.inf, dtype=np.float32)
+    d2 = np.empty((n, h, w), dtype=np.float32)
+    part = np.empty((n, h, w), dtype=np.float32)
     for dy in range(2 * tol + 1):
         for dx in range(2 * tol + 1):
-            d = np.sqrt(((a - padded[:, dy:dy + h, dx:dx + w]) ** 2).sum(axis=-1))
-            np.minimum(best, d, out=best)
-    return best
+            window = padded[:, :, dy:dy + h, dx:dx + w]
+            np.subtract(planes[0], window[0], out=d2)
+            np.multiply(d2, d2, out=d2)
+            for ch in (1, 2):
+                np.subtract(planes[ch], window[ch], out=part)
+                np.multiply(part, part, out=part)
+                np.add(d2, part, out=d2)
+            np.minimum(best, d2, out=best)
+    return np.sqrt(best, out=best)
 
 
 def cell_distances(looks: np.ndarray, reference: np.ndarray, tol: int = TOLERANCE) -> np.ndarray:
