@@ -237,7 +237,9 @@ def _library_run(tmp_path: Path, server, limiter: RateLimiter, scenes: int, conc
 
 
 def test_concurrency_drops_under_5xx_and_recovers(tmp_path, chat_server):
-    delay = 0.05
+    # Long enough that 8 client threads overlap at the server even when a busy machine schedules
+    # them late (at 0.05 s a loaded 2-core run saw at most 5 in flight after the recovery).
+    delay = 0.15
     server = chat_server(lambda i, body, headers: (500, {}, {"error": "overloaded"}, 0.0) if 12 <= i < 20
                          else (200, {}, ok_reply("COUNT(1)")[2], delay))
     limiter = RateLimiter(Limits(max_concurrency=8, increase_after=8))
