@@ -167,10 +167,23 @@ def max_shift(c: int) -> int:
     return max(1, int(round(MAX_OFFSET * c)))
 
 
-def difference_score(diff: np.ndarray, pool: int) -> np.ndarray:
-    """(K,) score of per-pixel differences (K, h, w): the largest locally pooled difference."""
+def difference_score(diff: np.ndarray, pool: int, out: np.ndarray | None = None) -> np.ndarray:
+    """(K,) score of per-pixel differences (K, h, w): the largest locally pooled difference
+    (``out``, shaped like ``diff``, receives the pooled map)."""
     k = diff.shape[0]
-    return uniform_filter(diff, size=(1, pool, pool), mode="nearest").reshape(k, -1).max(axis=1)
+    pooled = uniform_filter(diff, size=(1, pool, pool), mode="nearest", output=out)
+    return pooled.reshape(k, -1).max(axis=1)
+
+
+class _Scratch:
+    """Buffers one placement search reuses for every hypothesis (its cores' shape (3, K, h, w)):
+    each hypothesis then writes into memory already touched instead of allocating ~4 arrays
+    of the cores' size (the search runs hundreds of hypotheses per image)."""
+
+    def __init__(self, core: np.ndarray) -> None:
+        self.model = np.empty_like(core)
+        self.nearest = np.empty_like(core[0])
+        self.pooled = np.empty_like(core[0])
 
 
 def _hypothesis_scores(
@@ -181,15 +194,19 @@ def _hypothesis_scores(
     pool: int,
     keys: list[tuple[int, int, int]],
     models: dict[tuple[int, int, int], np.ndarray],
+    scratch: _Scratch,
 ) -> np.ndarray:
     """(K,) score of every cell's core (3, K, h, w) against the template placed at its own
     (size, dy, dx) hypothesis in ``keys``; placed models are cached in ``models``."""
     for key in set(keys):
         if key not in models:
             models[key] = placed(template, background, *key)[:, inner, inner]
-    model = np.stack([models[key] for key in keys], axis=1)
-    channel = np.abs(core - model)
-    return difference_score(np.maximum(np.maximum(channel[0], channel[1]), channel[2]), pool)
+    diff = np.stack([models[key] for key in keys], axis=1, out=scratch.model)
+    np.subtract(core, diff, out=diff)
+    np.abs(diff, out=diff)
+    largest = np.maximum(diff[0], diff[1], out=scratch.nearest)
+    np.maximum(largest, diff[2], out=largest)
+    return difference_score(largest, pool, out=scratch.pooled)
 
 
 def _keep_better(best: Placement, score: np.ndarray, h_size, hy, hx) -> Placement:
@@ -210,9 +227,10 @@ def best_placement(
     the eight around it."""
     k, c = cells.shape[1], cells.shape[2]
     inner = slice(band, c - band)
-    core = cells[:, :, inner, inner]
+    core = np.ascontiguousarray(cells[:, :, inner, inner])
     limit = max_shift(c)
     models: dict[tuple[int, int, int], np.ndarray] = {}
+    scratch = _Scratch(core)
     best = Placement(np.full(k, c), np.zeros(k, np.int64), np.zeros(k, np.int64), np.full(k, np.inf, np.float32))
     for h_size in sizes:
         dy0, dx0 = initial_offsets(cells, template, background, band, h_size)
@@ -221,7 +239,7 @@ def best_placement(
                 hy = np.clip(dy0 + ddy, -limit, limit)
                 hx = np.clip(dx0 + ddx, -limit, limit)
                 keys = [(h_size, y, x) for y, x in zip(hy.tolist(), hx.tolist(), strict=True)]
-                score = _hypothesis_scores(core, template, background, inner, pool, keys, models)
+                score = _hypothesis_scores(core, template, background, inner, pool, keys, models, scratch)
                 best = _keep_better(best, score, h_size, hy, hx)
     return best
 
@@ -240,11 +258,12 @@ def refined_placement(
     each searched within the rounding that scaling leaves."""
     k, c = cells.shape[1], cells.shape[2]
     inner = slice(band, c - band)
-    core = cells[:, :, inner, inner]
+    core = np.ascontiguousarray(cells[:, :, inner, inner])
     limit, span = max_shift(c), max(1, int(np.ceil(ratio)) - 1)
     size0 = np.rint(coarse.size * ratio).astype(np.int64)
     dy0, dx0 = (np.rint(v * ratio).astype(np.int64) for v in (coarse.dy, coarse.dx))
     models: dict[tuple[int, int, int], np.ndarray] = {}
+    scratch = _Scratch(core)
     best = Placement(size0, dy0, dx0, np.full(k, np.inf, np.float32))
     steps = range(-span, span + 1)
     for ds in steps:
@@ -253,7 +272,7 @@ def refined_placement(
             for ddx in steps:
                 hy, hx = np.clip(dy0 + ddy, -limit, limit), np.clip(dx0 + ddx, -limit, limit)
                 keys = list(zip(h_size.tolist(), hy.tolist(), hx.tolist(), strict=True))
-                score = _hypothesis_scores(core, template, background, inner, pool, keys, models)
+                score = _hypothesis_scores(core, template, background, inner, pool, keys, models, scratch)
                 best = _keep_better(best, score, h_size, hy, hx)
     return best
 
