@@ -25,6 +25,7 @@ from omegaconf.errors import OmegaConfBaseException
 from rose_eval import vocab
 from rose_gen.release.config_schema import GenConf, SubsetConf
 from rose_gen.release.export import ExportSettings
+from rose_gen.release.parquet import DEFAULT_MAX_BYTES_PER_GROUP
 from rose_gen.release.shards import ShardSpec
 from rose_gen.render.compose import CUE_OVERLAYS, CueSettings, RenderSettings
 from rose_gen.render.png import LEGACY_PNG_ENCODER, PNG_ENCODERS
@@ -143,8 +144,10 @@ def recorded_config(cfg: DictConfig) -> dict[str, Any]:
                 del subset[key]
     out = {k: v for k, v in data.items() if k not in RUN_KEYS}
     export = out.get("export")
-    if isinstance(export, dict) and not export.get("controls"):  # off: recorded as before controls existed
-        out["export"] = {k: v for k, v in export.items() if k != "controls"}
+    if isinstance(export, dict):  # keys at their defaults are recorded as before they existed
+        out["export"] = {k: v for k, v in export.items()
+                         if not (k == "controls" and not v)
+                         and not (k == "parquet_max_bytes_per_group" and v == DEFAULT_MAX_BYTES_PER_GROUP)}
     return out
 
 
@@ -243,6 +246,9 @@ def build_config(cfg: DictConfig) -> GenConfig:
     _require(0 < r.cue.mask_alpha <= 1, f"render.cue.mask_alpha must be in (0, 1] (got {r.cue.mask_alpha})")
     e = cfg.export
     _require(e.parquet_rows_per_group >= 1, "export.parquet_rows_per_group must be at least 1")
+    _require(e.parquet_max_bytes_per_group >= 0,
+             f"export.parquet_max_bytes_per_group must be 0 (no byte bound) or a number of bytes, e.g. "
+             f"16777216 (got {e.parquet_max_bytes_per_group})")
     _require(e.parquet_rows_per_file >= 0, "export.parquet_rows_per_file must be 0 (one file per split) or more")
     _require(e.parquet_max_rows_per_file >= 0,
              "export.parquet_max_rows_per_file must be 0 (no cap) or more")
@@ -274,6 +280,7 @@ def build_config(cfg: DictConfig) -> GenConfig:
                                             max_outline_px=int(r.cue.max_outline_px),
                                             mask_alpha=float(r.cue.mask_alpha)))
     export = ExportSettings(parquet=bool(e.parquet), parquet_rows_per_group=int(e.parquet_rows_per_group),
+                            parquet_max_bytes_per_group=int(e.parquet_max_bytes_per_group),
                             parquet_compression=str(e.parquet_compression), bridges=bool(e.bridges),
                             parquet_rows_per_file=int(e.parquet_rows_per_file),
                             parquet_max_rows_per_file=int(e.parquet_max_rows_per_file), controls=controls)

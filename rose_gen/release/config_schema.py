@@ -94,6 +94,7 @@ class RenderConf:
 class ExportConf:
     parquet: bool = True
     parquet_rows_per_group: int = 64
+    parquet_max_bytes_per_group: int = 16 * 1024 * 1024  # rose_gen.release.parquet.DEFAULT_MAX_BYTES_PER_GROUP
     parquet_compression: str = "zstd"
     bridges: bool = True
     parquet_rows_per_file: int = 0

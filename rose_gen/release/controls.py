@@ -164,6 +164,7 @@ def _write_parquet(writer: ReleaseWriter, settings: ExportSettings, rel: str, js
     assert writer.tmp is not None
     writer.files[rel] = write_parquet(writer.tmp, rel, read_rows(jsonl, 0, ALL_ROWS), columns.columns(),
                                       rows_per_group=settings.parquet_rows_per_group,
+                                      max_bytes_per_group=settings.parquet_max_bytes_per_group,
                                       compression=settings.parquet_compression, image_column=image_column)
 
 

@@ -44,7 +44,12 @@ from rose_gen.core.schema import SceneRows
 from rose_gen.release.card import dataset_card, licenses_text
 from rose_gen.release.features import ColumnCollector, describe
 from rose_gen.release.folder import AtomicFolder, ReleaseError, json_line
-from rose_gen.release.parquet import parquet_names, read_rows, write_parquet
+from rose_gen.release.parquet import (
+    DEFAULT_MAX_BYTES_PER_GROUP,
+    parquet_names,
+    read_rows,
+    write_parquet,
+)
 
 CARD_FILE = "README.md"
 
@@ -65,6 +70,7 @@ class ExportSettings:
 
     parquet: bool = True
     parquet_rows_per_group: int = 64
+    parquet_max_bytes_per_group: int = DEFAULT_MAX_BYTES_PER_GROUP  # image bytes per row group (0: no bound)
     parquet_compression: str = "zstd"
     bridges: bool = True
     parquet_rows_per_file: int = 0  # 0: one data/<split>.parquet; n: HF-style files of at most n rows
@@ -250,6 +256,7 @@ class ReleaseWriter(AtomicFolder):
                     self.open_parquet_peak = max(self.open_parquet_peak, open_now[0])
                 try:
                     return write_parquet(tmp, rel, rows, columns, rows_per_group=s.parquet_rows_per_group,
+                                         max_bytes_per_group=s.parquet_max_bytes_per_group,
                                          compression=s.parquet_compression)
                 finally:
                     with lock:
