@@ -134,6 +134,12 @@ def schema_config(cfg: DictConfig) -> DictConfig:
         raise ConfigError(one_line(exc)) from None
 
 
+# Export keys added after releases were made: at these defaults they are left out of the
+# recorded config, so a release is recorded (and hashed) as before the key existed.
+EXPORT_UNRECORDED_AT_DEFAULT: dict[str, Any] = {"controls": [],
+                                                "parquet_max_bytes_per_group": DEFAULT_MAX_BYTES_PER_GROUP}
+
+
 def recorded_config(cfg: DictConfig) -> dict[str, Any]:
     """The composed config as plain data, without run-only keys."""
     data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
@@ -144,10 +150,9 @@ def recorded_config(cfg: DictConfig) -> dict[str, Any]:
                 del subset[key]
     out = {k: v for k, v in data.items() if k not in RUN_KEYS}
     export = out.get("export")
-    if isinstance(export, dict):  # keys at their defaults are recorded as before they existed
+    if isinstance(export, dict):
         out["export"] = {k: v for k, v in export.items()
-                         if not (k == "controls" and not v)
-                         and not (k == "parquet_max_bytes_per_group" and v == DEFAULT_MAX_BYTES_PER_GROUP)}
+                         if k not in EXPORT_UNRECORDED_AT_DEFAULT or v != EXPORT_UNRECORDED_AT_DEFAULT[k]}
     return out
 
 

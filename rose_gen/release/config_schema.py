@@ -12,6 +12,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from rose_gen.core.schema import DATASET_VERSION
+from rose_gen.release.parquet import DEFAULT_MAX_BYTES_PER_GROUP
 from rose_gen.render.compose import CUE_PALETTE
 from rose_gen.scene.presets import PresetConf
 
@@ -94,7 +95,7 @@ class RenderConf:
 class ExportConf:
     parquet: bool = True
     parquet_rows_per_group: int = 64
-    parquet_max_bytes_per_group: int = 16 * 1024 * 1024  # rose_gen.release.parquet.DEFAULT_MAX_BYTES_PER_GROUP
+    parquet_max_bytes_per_group: int = DEFAULT_MAX_BYTES_PER_GROUP
     parquet_compression: str = "zstd"
     bridges: bool = True
     parquet_rows_per_file: int = 0
