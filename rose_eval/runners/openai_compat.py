@@ -98,10 +98,23 @@ def redact(text: str, secret: str) -> str:
 # ---------------------------------------------------------------------------- images
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
 @lru_cache(maxsize=64)
 def image_data_url(path: Path, options: ImageOptions) -> str:
-    """The image at ``path`` as a ``data:`` URL after the requested resize/format/blanking."""
+    """The image at ``path`` as a ``data:`` URL after the requested resize/format/blanking.
+
+    A released PNG that no option changes is sent as the file's own bytes: the model gets
+    exactly what the release ships (the bytes its sha256 names), and nothing is re-encoded.
+    """
     with Image.open(path) as source:
+        unchanged = (options.image_format == "png" and not options.blank and source.format == "PNG"
+                     and not 0 < options.max_long_side < max(source.size))
+        if unchanged:
+            data = path.read_bytes()
+            if data.startswith(PNG_SIGNATURE):
+                return f"data:image/png;base64,{base64.b64encode(data).decode('ascii')}"
         image = source.convert("RGBA" if source.mode in ("RGBA", "LA", "P") else "RGB")
     if options.max_long_side > 0 and max(image.size) > options.max_long_side:
         scale = options.max_long_side / max(image.size)
@@ -351,5 +364,6 @@ def describe(config: EndpointConfig) -> dict[str, Any]:
         "image": {"format": config.image.image_format,
                   "jpeg_quality": config.image.jpeg_quality if config.image.image_format == "jpeg" else None,
                   "max_long_side": config.image.max_long_side or None,
-                  "blank": config.image.blank, "transport": "data URL in an image_url content part"},
+                  "blank": config.image.blank, "transport": "data URL in an image_url content part",
+                  "bytes": "the released PNG file's own bytes where no option changes the image, else re-encoded"},
     }

@@ -219,6 +219,31 @@ def test_image_and_order_controls(release, chat_server, tmp_path, flags, kinds, 
     assert manifest["image"]["blank"] == blank and manifest["image"]["format"] == mime
 
 
+@pytest.mark.parametrize(("flags", "unchanged"), [
+    ([], True),
+    (["--max_long_side", "100000"], True),  # a bound the image is within changes nothing
+    (["--max_long_side", "100"], False),
+    (["--blank_image"], False),
+])
+def test_the_released_png_is_sent_as_its_own_bytes(release, chat_server, tmp_path, flags, unchanged):
+    """What the model gets is the file the release ships (its sha256), unless an option changes it."""
+    for png in release.root.rglob("*.png"):  # as a release writes them: zlib level 1, not Pillow's default
+        with Image.open(png) as image:
+            image.load()
+        image.save(png, format="PNG", compress_level=1)
+    server = chat_server(lambda i, body, headers: ok_reply("COUNT(0)"))
+    out = tmp_path / "p.jsonl"
+    assert run(release, server, out, "--templates", "T1", "T4", "--subsets", "CH", *flags) == 0
+    rows = {r["item_id"]: r for r in release.rows}
+    sent = [next(p for p in b["messages"][0]["content"] if p["type"] == "image_url")["image_url"]["url"]
+            for b in server.requests]
+    shipped = [(release.root / rows[r["item_id"]]["image"]).read_bytes() for r in read_rows(out)]
+    assert len(sent) == len(shipped) >= 2 and len(set(shipped)) >= 2  # base and cue images
+    # server.requests and the output rows need not share an order: compare as sets
+    got = {base64.b64decode(u.split(",", 1)[1]) for u in sent}
+    assert (got == set(shipped)) == unchanged
+
+
 def test_retry_after_parsing():
     assert parse_retry_after("3") == 3.0
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
