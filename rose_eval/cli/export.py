@@ -14,6 +14,7 @@ what the harness was given or sent. Bad input prints one line and exits 2.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from rose_eval.harness.common import (
     write_predictions,
 )
 from rose_eval.io import InputError
+from rose_eval.runners.accounting import identity_warning
 from rose_eval.runners.dataset import DatasetError
 from rose_eval.runners.predictions import manifest_path_for, write_manifest
 from rose_eval.vocab import SPLITS
@@ -120,6 +122,8 @@ def _predictions(args: argparse.Namespace) -> int:
     if output.is_dir():
         raise InputError("--output is a folder", output, "name a .jsonl file")
     written = write_predictions(output, found, manifest)
+    if (warning := identity_warning(json.loads(written.read_text(encoding="utf-8"))["server"], PROG)) is not None:
+        print(warning, file=sys.stderr)
     for change in manifest.get("benchmark_changes") or []:
         print(f"{PROG}: WARNING: benchmark changed: {change}; PASS is not comparable to ROSE",
               file=sys.stderr)

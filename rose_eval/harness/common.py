@@ -23,8 +23,9 @@ from PIL import Image
 from rose_eval import __version__
 from rose_eval.aggregate import paper_table1
 from rose_eval.atomic import write_atomic
+from rose_eval.runners.accounting import Prices, accounting, server_identity
 from rose_eval.runners.openai_compat import IMAGE_FORMATS, PROMPT_ORDERS, ImageOptions
-from rose_eval.runners.predictions import manifest_path_for, write_manifest
+from rose_eval.runners.predictions import Usage, manifest_path_for, write_manifest
 from rose_eval.score import score_item
 from rose_eval.vocab import PROTOCOL_VERSION, SUBSET_ORDER, SUBSET_SHORT
 
@@ -171,6 +172,12 @@ class Prediction:
     raw_text: str | None
     error: str | None = None
     epoch: int | None = None  # a harness's repeat (inspect epochs); None: written without the field
+    # What the harness logged of the response, in rose-run's row fields (each written only when known).
+    latency_s: float | None = None
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    response_model: str | None = None
+    reasoning: str | None = None
 
 
 def tool_record() -> dict[str, Any]:
@@ -180,22 +187,29 @@ def tool_record() -> dict[str, Any]:
 
 
 def _row(prediction: Prediction) -> dict[str, Any]:
-    row = asdict(prediction)
-    if prediction.epoch is None:
-        del row["epoch"]
+    row = {k: v for k, v in asdict(prediction).items() if v is not None or k in ("raw_text", "error")}
+    if isinstance(row.get("usage"), dict):
+        row["usage"] = {k: v for k, v in row["usage"].items() if v is not None}
     return row
 
 
 def write_predictions(path: Path, predictions: Sequence[Prediction],
                       manifest: Mapping[str, Any]) -> Path:
-    """Write the predictions JSONL and its manifest beside it, each atomically."""
+    """Write the predictions JSONL and its manifest beside it, each atomically.
+
+    The manifest gains the token accounting and the server identity summed from the rows
+    (:mod:`rose_eval.runners.accounting`, as ``rose-run`` records them), so a converted run
+    shows its usage and a model that changed midway the same way.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(_row(p), ensure_ascii=False) + "\n" for p in predictions)
+    rows = [_row(p) for p in predictions]
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     counts = {"items": len(predictions),
               "errors": sum(1 for p in predictions if p.error),
               "no_text": sum(1 for p in predictions if p.raw_text is None),
               "empty_text": sum(1 for p in predictions if p.raw_text == "")}
     write_atomic(path, text)
     manifest_path = manifest_path_for(path)
-    write_manifest(manifest_path, {**manifest, "counts": counts, "tool": tool_record()})
+    write_manifest(manifest_path, {**manifest, "counts": counts, "accounting": accounting(rows, Prices(), None),
+                                   "server": server_identity(rows), "tool": tool_record()})
     return manifest_path

@@ -2,7 +2,10 @@
 
 Each sample becomes ``{item_id, model, raw_text, error}``: the text the scorer saw, or
 ``raw_text: null`` with the error when the request failed for good (scored as a failure,
-as rose-run writes it) or the sample errored in inspect. The manifest beside the
+as rose-run writes it) or the sample errored in inspect. What inspect logged of the
+response goes beside it in rose-run's row fields: the server's model name
+(``response_model``), ``finish_reason`` (inspect's stop reason in OpenAI's words), token
+``usage``, reasoning text and the sample's wall time (``latency_s``). The manifest beside the
 predictions records what was sent, read back from the log itself: the content-part
 order and detail level of the requests inspect logged, and the format, pixel size and
 sha256 of every image the task handed over (inspect sends those bytes unchanged).
@@ -20,6 +23,7 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from rose_eval.harness.common import Prediction
 from rose_eval.harness.inspect_task import TASK_NAME
 from rose_eval.io import InputError
+from rose_eval.runners.predictions import Usage
 
 SCORER = "rose_scorer"
 FIX_LOG = "pass the .eval or .json log that 'inspect eval ...inspect_task.py@rose' wrote"
@@ -42,15 +46,44 @@ def read_log(path: Path) -> EvalLog:
     return log
 
 
+# inspect's StopReason -> OpenAI's finish_reason (what rose-run rows hold)
+FINISH_REASONS = {"stop": "stop", "max_tokens": "length", "model_length": "length",
+                  "content_filter": "content_filter", "tool_calls": "tool_calls"}
+
+
+def _response(sample: EvalSample) -> dict[str, Any]:
+    """The logged response's fields, in rose-run's row names (absent when not logged)."""
+    output = sample.output
+    found: dict[str, Any] = {"latency_s": None if sample.total_time is None else round(sample.total_time, 3)}
+    if output is None or not output.choices or output.error:
+        return found  # no response arrived: inspect's placeholder output names its own model id
+    found["response_model"] = output.model or None
+    if output.choices:
+        choice = output.choices[0]
+        found["finish_reason"] = FINISH_REASONS.get(choice.stop_reason, choice.stop_reason)
+        content = choice.message.content
+        thoughts = [c.reasoning for c in content if getattr(c, "type", None) == "reasoning"] \
+            if isinstance(content, list) else []
+        found["reasoning"] = "\n".join(thoughts) or None
+    if output.usage is not None:
+        u = output.usage
+        found["usage"] = Usage(prompt_tokens=u.input_tokens, completion_tokens=u.output_tokens,
+                               total_tokens=u.total_tokens, reasoning_tokens=u.reasoning_tokens)
+    return found
+
+
 def _prediction(sample: EvalSample, model: str, epoch: int | None = None) -> Prediction:
     score = (sample.scores or {}).get(SCORER)
     if sample.error is not None:
         message = " ".join(str(sample.error.message).split())[:300]
         return Prediction(str(sample.id), model, None, f"inspect sample error: {message}", epoch)
+    response = _response(sample)
+    if score is not None and score.metadata and score.metadata.get("error"):
+        response = {"latency_s": response["latency_s"]}
     if score is not None and score.metadata:
         return Prediction(str(sample.id), model, score.metadata.get("raw_text"),
-                          score.metadata.get("error"), epoch)
-    return Prediction(str(sample.id), model, sample.output.completion, None, epoch)
+                          score.metadata.get("error"), epoch, **response)
+    return Prediction(str(sample.id), model, sample.output.completion, None, epoch, **response)
 
 
 def _request_shapes(samples: Iterable[EvalSample]) -> tuple[Counter[str], Counter[str]]:

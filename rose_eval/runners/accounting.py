@@ -44,7 +44,7 @@ class TokenTotals:
     """Summed answers, requests and token usage of one kind of row."""
 
     answers: int = 0
-    requests: int = 0
+    requests: int | None = 0  # None: the rows do not record attempts (a harness's log)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reasoning_tokens: int = 0
@@ -64,20 +64,21 @@ def _totals(rows: list[Mapping[str, Any]]) -> TokenTotals:
             missing += isinstance(row.get("raw_text"), str)  # a failed row has no usage to miss
         for name in TOKEN_FIELDS:
             sums[name] += _count(usage.get(name))
-    return TokenTotals(answers=len(rows), requests=sum(_count(r.get("attempts")) for r in rows),
-                       answers_without_usage=missing, **sums)
+    recorded = [r for r in rows if "attempts" in r]
+    requests = sum(_count(r.get("attempts")) for r in recorded) if recorded or not rows else None
+    return TokenTotals(answers=len(rows), requests=requests, answers_without_usage=missing, **sums)
 
 
-def accounting(rows: Iterable[Mapping[str, Any]], prices: Prices, wall_s: float) -> dict[str, Any]:
+def accounting(rows: Iterable[Mapping[str, Any]], prices: Prices, wall_s: float | None) -> dict[str, Any]:
     """The manifest's ``accounting`` block for a predictions file's ``rows``; ``wall_s`` is
-    this invocation's wall time."""
+    this invocation's wall time (None: not known, e.g. rows converted from a harness log)."""
     rows = list(rows)
     sent = _totals([r for r in rows if not r.get("cached")])
     cached = _totals([r for r in rows if r.get("cached")])
     return {
         "sent": asdict(sent),
         "cached": asdict(cached),
-        "wall_s": round(wall_s, 3),
+        "wall_s": None if wall_s is None else round(wall_s, 3),
         "price_usd_per_million": {"in": prices.price_in, "out": prices.price_out},
         "cost_usd": prices.cost(sent.prompt_tokens, sent.completion_tokens),
         "rule": "sent rows only (cached rows cost nothing); reasoning tokens are inside completion tokens",
@@ -101,14 +102,14 @@ def server_identity(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "changed": len(models) > 1 or len(fingerprints) > 1}
 
 
-def identity_warning(identity: Mapping[str, Any]) -> str | None:
-    """One stderr line when the server changed what answered midway, else None."""
+def identity_warning(identity: Mapping[str, Any], prog: str = "rose-run") -> str | None:
+    """One stderr line (from ``prog``) when the server changed what answered midway, else None."""
     if not identity.get("changed"):
         return None
     parts = [f"{label} {' -> '.join(values)}" for label, values in
              (("model name", identity["models"]), ("system_fingerprint", identity["fingerprints"]))
              if len(values) > 1]
-    return (f"rose-run: warning: the server changed midway ({'; '.join(parts)}); the rows' response_model / "
+    return (f"{prog}: warning: the server changed midway ({'; '.join(parts)}); the rows' response_model / "
             f"system_fingerprint say which item got which")
 
 
@@ -127,12 +128,15 @@ def accounting_line(manifest: Mapping[str, Any]) -> str | None:
     sent, cached = acc["sent"], acc.get("cached") or {}
     cost = acc.get("cost_usd")
     prices = acc.get("price_usd_per_million") or {}
-    line = (f"Sent: {sent.get('answers', 0)} answers in {sent.get('requests', 0)} requests, {_tokens(sent)}; "
+    requests = sent.get("requests")
+    asked = "requests not recorded" if requests is None else f"{requests} requests"
+    line = (f"Sent: {sent.get('answers', 0)} answers in {asked}, {_tokens(sent)}; "
             + (f"cost ${cost:,.4f} at ${prices.get('in'):g} / ${prices.get('out'):g} per million in / out"
                if isinstance(cost, (int, float)) else "no price given (--price_in / --price_out)"))
     if cached.get("answers"):
         line += f". From the request cache (nothing sent, no cost): {cached['answers']} answers, {_tokens(cached)}"
-    return line + f". Last invocation's wall time {acc.get('wall_s', 0):g} s."
+    wall = acc.get("wall_s")
+    return line + (f". Last invocation's wall time {wall:g} s." if isinstance(wall, (int, float)) else ".")
 
 
 def identity_line(manifest: Mapping[str, Any]) -> tuple[str, bool] | None:

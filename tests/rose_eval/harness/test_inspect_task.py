@@ -225,6 +225,37 @@ def test_manifest_records_what_was_sent(run):
     assert manifest["harness"]["name"] == "inspect_ai" and manifest["harness"]["version"]
 
 
+def test_converted_rows_keep_the_logged_response(run):
+    """The server's model name, finish reason, token usage and wall time reach the rows,
+    and the manifest sums them as rose-run's does (the report shows both)."""
+    preds = read_rows(run["preds"])
+    answered = [r for r in preds if r["error"] is None]
+    assert answered and all(r["response_model"] == "rose-test" and r["finish_reason"] == "stop" for r in answered)
+    assert all(r["usage"] == {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14} for r in answered)
+    assert all(r["latency_s"] > 0 for r in answered)
+    manifest = json.loads(run["preds"].with_name("inspect.manifest.json").read_text(encoding="utf-8"))
+    sent = manifest["accounting"]["sent"]
+    with_usage = sum(1 for r in preds if "usage" in r)
+    assert sent["prompt_tokens"] == 11 * with_usage and sent["completion_tokens"] == 3 * with_usage
+    assert sent["requests"] is None and manifest["accounting"]["wall_s"] is None  # not in the log's rows
+    assert manifest["server"] == {"models": ["rose-test"], "fingerprints": [], "changed": False}
+
+
+def test_a_model_that_changed_midway_is_flagged(tmp_path):
+    from rose_eval.harness.common import Prediction
+    from rose_eval.runners.accounting import identity_warning
+
+    rows = [Prediction("a", "m", "COUNT(1)", response_model="gpt-x-0601"),
+            Prediction("b", "m", "COUNT(2)", response_model="gpt-x-0901"),
+            Prediction("c", "m", None, "HTTP 500")]
+    written = write_predictions(tmp_path / "p.jsonl", rows, {})
+    server = json.loads(written.read_text(encoding="utf-8"))["server"]
+    assert server["changed"] and server["models"] == ["gpt-x-0601", "gpt-x-0901"]
+    assert "gpt-x-0601 -> gpt-x-0901" in identity_warning(server, "rose-export")
+    # fields a harness did not log are not written (old converted files stay byte-identical)
+    assert read_rows(tmp_path / "p.jsonl")[2] == {"item_id": "c", "model": "m", "raw_text": None, "error": "HTTP 500"}
+
+
 # ---------------------------------------------------------------------------- settings
 
 

@@ -205,3 +205,15 @@ def test_dry_run_estimates_what_the_real_run_then_sends(tmp_path, chat_server, c
     assert mb == round(sum(len(u) for u in sent_urls) / 1e6, 1)
     sizes = [Image.open(release.root / r["image"]).size for r in release.rows]
     assert high - low == sum(image_tokens(w, h) - 85 for w, h in sizes) > 0
+
+
+def test_rows_without_attempts_or_wall_say_so():
+    """A harness's converted rows record no attempts and no wall time: the line says so, it does not print 0."""
+    from rose_eval.runners.accounting import Prices, accounting, accounting_line
+
+    rows = [{"item_id": "a", "raw_text": "DONE", "usage": {"prompt_tokens": 5, "completion_tokens": 2}}]
+    block = accounting(rows, Prices(), None)
+    assert block["sent"]["requests"] is None and block["wall_s"] is None
+    line = accounting_line({"accounting": block})
+    assert "requests not recorded" in line and "5 prompt + 2 completion tokens" in line and "wall" not in line
+    assert accounting([{**rows[0], "attempts": 2}], Prices(), 1.5)["sent"]["requests"] == 2
