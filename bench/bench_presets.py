@@ -81,7 +81,7 @@ def tables(results: list[dict], scenes: int, seed: int) -> str:
              "", "Made by `bench/bench_presets.py`. PASS = share of test items answered exactly "
              "(rose-eval `pass_rate`), per subset, for the two built-in baselines.", "",
              "Ablations (`hard-*`) are hard with one knob group off: " + "; ".join(
-                 f"`{k}`: {' '.join(v[1:])}" for k, v in ABLATIONS.items()) + ".", "",
+                 f"`{k}`: {' '.join(v[1:])}" for k, v in ABLATIONS.items()) + ".", "", "## Baselines", "",
              "| preset | solver | " + " | ".join(SHORT[s] for s in subsets) + " |",
              "|---|---|" + "---:|" * len(subsets)]
     for r in results:
@@ -89,7 +89,7 @@ def tables(results: list[dict], scenes: int, seed: int) -> str:
             rates = r["pass"][solver]
             cells = [f"{100 * rates[s]:.0f}%" if s in rates else "-" for s in subsets]
             lines.append(f"| {r['preset']} | {solver} | " + " | ".join(cells) + " |")
-    lines += ["", "Audit (`rose-audit`): per subset *flagged/exceptions* (exception cells at or below the "
+    lines += ["", "## Audit", "", "Audit (`rose-audit`): per subset *flagged/exceptions* (exception cells at or below the "
               "visibility threshold against the median majority cell or the nearest sampled majority cell), "
               "then the smallest changed fraction against the nearest majority cell, then the p90 changed "
               "fraction of majority cells against their median (the jitter/degradation noise floor), then "
@@ -107,7 +107,7 @@ def tables(results: list[dict], scenes: int, seed: int) -> str:
             cells.append(f"{a['flagged']}/{a['exceptions']}; min {near:.3f}; noise {spread:.3f}; "
                          f"2nd {a['second_identity_scenes']}")
         lines.append(f"| {r['preset']} | " + " | ".join(cells) + " |")
-    lines += ["", "Items a solver could not answer (error rows, scored as failed): " + ", ".join(
+    lines += ["", "## Errors and time", "", "Items a solver could not answer (error rows, scored as failed): " + ", ".join(
         f"{r['preset']} " + "/".join(f"{solver} {r['errors'][solver]}" for solver in SOLVERS) for r in results)]
     lines += ["", "Generation time (s, 2 workers): " + ", ".join(f"{r['preset']} {r['generate_s']}" for r in results),
               ""]

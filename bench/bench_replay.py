@@ -1,14 +1,13 @@
 """Time rose-replay on the 1,112 shipped v0.1 rows: rows only (re-derive, compare, resolve the
 assets; nothing drawn) and the full replay (every scene drawn and PNG-encoded), each in a
-fresh process so font checksums and glyph caches start cold.
+fresh process so font checksums and glyph caches start cold; beside the times, what the
+replay found (findings, v0.1's difficulty labels our rule agrees with, exceptions below our
+visibility thresholds).
 
-    .venv/bin/python bench/bench_replay.py
+    .venv/bin/python bench/bench_replay.py --markdown
 
-Recorded (2-core Debian 12, shared with other jobs: load average 10-12, so wall times are 3x the
-CPU; CPU is the figure to compare): rows only 3.6 s CPU (12.9 s wall); full replay 26.3 s CPU
-(89.5 s wall); 1,112 of 1,112 scenes drawn, peak RSS 0.72 / 0.76 GB. The CLI equivalents:
-``rose-replay ROWS --report_only FILE`` and ``rose-replay ROWS OUT`` (26.7 s CPU, writes the
-release too).
+The figures are in ``bench/replay.md``. The CLI equivalents: ``rose-replay ROWS --report_only
+FILE`` and ``rose-replay ROWS OUT`` (writes the release too).
 """
 
 from __future__ import annotations
@@ -33,7 +32,8 @@ items = read_rows(input_files(v01_rows_path()))
 report = summarize(replay_rows(items, ReplayOptions(render=sys.argv[1] == "full")))
 print(json.dumps({"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall,
                   "scenes": report["scenes"], "rendered": report["scenes_rendered"],
-                  "not_rendered": len(report["not_rendered"]), "inconsistencies": len(report["inconsistencies"])}))
+                  "not_rendered": len(report["not_rendered"]), "inconsistencies": len(report["inconsistencies"]),
+                  "difficulty": report["difficulty_agreement"], "invisible": len(report["invisible_exceptions"])}))
 """
 
 
@@ -60,11 +60,18 @@ def main() -> None:
         if args.markdown:
             intro = ("`rose-replay` on the 1,112 shipped v0.1 rows in a fresh process each: *rows* re-derives, "
                      "compares and resolves the assets (nothing drawn); *full* draws and PNG-encodes every scene. "
-                     "CPU and wall are the replay's own; *with start-up* is the whole child process. Reproduce: "
+                     "CPU and wall are the replay's own; *with start-up* is the whole child process. *findings*: "
+                     "rows whose derived fields disagree with the release or v0.1 defects; *difficulty agrees*: "
+                     "v0.1's medium/hard labels our rule gives too; *below visibility*: scenes with an exception "
+                     "under our visibility thresholds (drawn scenes only). Reproduce: "
                      "`.venv/bin/python bench/bench_replay.py --markdown`.")
+            d = r["difficulty"]
+            agree = f"{d['agree']:,} / {d['rows']:,} ({100 * d['rate']:.1f} %)" if d["rows"] else "–"
             write_row(args.markdown, "Replaying v0.1", intro,
-                      ["scenes", "drawn", "CPU s", "wall s", "with start-up s", "peak RSS MB"], mode,
-                      [f"{r['scenes']:,}", f"{r['rendered']:,}", f"{r['cpu']:.1f}", f"{r['wall']:.1f}",
+                      ["scenes", "drawn", "findings", "difficulty agrees", "below visibility", "CPU s", "wall s",
+                       "with start-up s", "peak RSS MB"], mode,
+                      [f"{r['scenes']:,}", f"{r['rendered']:,}", f"{r['inconsistencies']:,}", agree,
+                       f"{r['invisible']:,}" if r["rendered"] else "–", f"{r['cpu']:.1f}", f"{r['wall']:.1f}",
                        f"{time.perf_counter() - start:.1f}", f"{r['peak_rss_mb']:.0f}"], context)
 
 

@@ -7,7 +7,9 @@ each cell ``before → after``. Make the audits with
     rose-gen profile=v0_1 difficulty=<preset> output_dir=DIR/<preset> workers=2
     rose-audit DIR/<preset> --out DIR/<preset>.audit.json
 
-    .venv/bin/python bench/shortcut_table.py --before /tmp/i10e/before --after /tmp/i10e/after
+    .venv/bin/python bench/shortcut_table.py --before /tmp/i10e/before --after /tmp/i10e/after --markdown
+
+``--markdown`` writes the table as the record ``bench/shortcuts.md`` (docs/validity.md quotes it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_markdown_flag  # noqa: E402 - the bench folder is not a package
 
 PRESETS = ("easy", "standard", "hard", "extreme")
 SHORT = {"ROSE-ChineseGlyph": "Glyph", "ROSE-EmojiStyle": "EmojiStyle", "ROSE-EmojiContent": "EmojiContent",
@@ -85,14 +90,33 @@ def table(before: Path | None, after: Path | None) -> str:
     return "\n".join(lines)
 
 
+TITLE = "What each subset tests: rose-audit's shortcut figures"
+INTRO = ("`rose-audit` on full `v0_1` releases (1,512 scenes each, seed 0), per subset and preset; a cell reads "
+         "*before → after* when both audit folders hold the preset (before and after issue 10's stimulus work), "
+         "else the one figure there is. Made by `.venv/bin/python bench/shortcut_table.py --before DIR --after DIR "
+         "--markdown` from `rose-audit RELEASE --out DIR/<preset>.audit.json`.")
+
+
+def record(before: Path | None, after: Path | None) -> str:
+    """The record's text: title, what it is, the table."""
+    return f"# {TITLE}\n\n{INTRO}\n\n{table(before, after)}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, default=None, help="folder of <preset>.audit.json before the change")
     parser.add_argument("--after", type=Path, default=None, help="folder of <preset>.audit.json after the change")
+    add_markdown_flag(parser, "shortcuts.md")
     args = parser.parse_args(argv)
     if args.before is None and args.after is None:
         parser.error("give --before and/or --after")
-    print(table(args.before, args.after))
+    text = record(args.before, args.after)
+    print(text, end="")
+    if args.markdown:
+        tmp = args.markdown.with_suffix(".md.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(args.markdown)
+        print(f"recorded {args.markdown}")
     return 0
 
 

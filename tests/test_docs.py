@@ -8,7 +8,8 @@
 * Every relative link and image resolves, anchors included.
 * Measured figures live in *figure blocks*: ``<!-- figures: bench/FILE.md#section -->`` ...
   ``<!-- /figures -->``; the block must equal that section of a file a bench script writes,
-  and the README quotes no measured figure outside one.
+  and no page quotes a measured figure outside one (``FIGURE_ALLOW`` lists
+  the settings that look like figures, each with its reason).
 * The README stays short and every docs page opens with what it is for.
 
 The README's loop itself runs end to end in ``tests/test_readme_loop.py``.
@@ -402,12 +403,70 @@ def figure_problems(doc: Path) -> list[str]:
 MEASURED = re.compile(r"\d(?:[\d,.]*\d)?\s?(?:%|×|x\b|\s?s wall|\s?ms\b|\s?MB\b|\s?items/s)")
 
 
-def loose_figures(doc: Path) -> list[str]:
-    """Lines of ``doc`` outside figure blocks and code that quote a measured figure."""
+@dataclass(frozen=True)
+class FigureAllowance:
+    """A line outside figure blocks that may quote a figure-like number, and why.
+
+    ``text`` is a substring of the line. A setting (a threshold, a confidence level, a preset's
+    knob) is not a measurement; a bound a test asserts is kept honest by that test, so
+    ``evidence`` names the test file and a string it must contain.
+    """
+
+    page: str
+    text: str
+    reason: str
+    evidence: tuple[str, str] | None = None
+
+
+SETTING = "a setting, not a measurement"
+FIGURE_ALLOW: tuple[FigureAllowance, ...] = (
+    FigureAllowance("controls.md", "DejaVu Sans Bold at 40 % of the cell", SETTING,
+                    ("rose_gen/render/controls.py", "LABEL_SHARE, MAX_LABEL_PX, MIN_LABEL_PX = 0.40, 28")),
+    FigureAllowance("controls.md", "legs 45 % of the cell", SETTING, ("rose_gen/render/controls.py", "MARK_SHARE = 0.45")),
+    FigureAllowance("controls.md", "each with a 95 % scene bootstrap interval", SETTING),
+    FigureAllowance("generating.md", "margin (5 % of the cell, 2–5 px)", SETTING),
+    FigureAllowance("generating.md", "the plug-in's own 75 MB default", "the Ray launcher plug-in's setting"),
+    FigureAllowance("generating.md", "| scenes with a second exception identity | 0 | 0 | 50 % | 100 % |", SETTING,
+                    ("conf/difficulty/hard.yaml", "second_identity_share: 0.5")),
+    FigureAllowance("generating.md", "(4× for glyph and emoji cells; 2× for", SETTING),
+    FigureAllowance("generating.md", "within 5 % as measured by `rose-audit`", "the audit's limit (STANDARD_LIMITS)",
+                    ("rose_gen/assets/shortcuts.py", "STANDARD_LIMITS")),
+    FigureAllowance("generating.md", "exactly (Glyph 17 %, EmojiStyle 23 %, EmojiContent 52 %", "v0.1's shares, asserted exactly",
+                    ("tests/rose_gen/scene/test_plan.py", '"ROSE-ChineseGlyph": 0.17')),
+    FigureAllowance("scoring.md", "95 % intervals for every headline number", SETTING),
+    FigureAllowance("scoring.md", "At 0 or 100 % nothing can be estimated", "a boundary case of the formula"),
+    FigureAllowance("scoring.md", "(0.025^(1/4) = 39.8 %)", "the formula's arithmetic, shown"),
+    FigureAllowance("scoring.md", "effective-n interval's at least 95 %", "bounds a test asserts",
+                    ("tests/rose_eval/analyses/test_precision.py", "covered_boot / runs < 0.92")),
+    FigureAllowance("scoring.md", "nominal 95 % interval covering it less than 92 %", "bounds a test asserts",
+                    ("tests/rose_eval/analyses/test_precision.py", "covered_boot / runs < 0.92")),
+    FigureAllowance("scoring.md", "(80 % power at α/m", SETTING),
+    FigureAllowance("scoring.md", "80 % upper confidence bound is printed too", SETTING),
+    FigureAllowance("scoring.md", "within ±3 points of the stated 80 %", "bounds a test asserts",
+                    ("tests/rose_eval/analyses/test_power.py", "abs(power - 0.8) <= TOLERANCE")),
+    FigureAllowance("scoring.md", "with the 95 % intervals of `analyses.bootstrap`", SETTING),
+    FigureAllowance("validity.md", "ink in ≥ 2 separated parts of ≥ 10 % each", SETTING),
+    FigureAllowance("validity.md", "χ² over 3 × 3 zones", SETTING),
+    FigureAllowance("validity.md", "areas within 5 % for ≥ 98 % of", "the audit's limits (STANDARD_LIMITS)",
+                    ("rose_gen/assets/shortcuts.py", "STANDARD_LIMITS")),
+    FigureAllowance("validity.md", "≤ 5 % of PixelEdit exceptions mostly off-palette", "the audit's limits"),
+    FigureAllowance("validity.md", "differs from the majority's by more than 5 %", "a column's definition"),
+)
+
+
+def _outside_blocks(doc: Path) -> list[tuple[int, str]]:
     text = FIGURES.sub(lambda m: "\n" * m.group(0).count("\n"), doc.read_text(encoding="utf-8"))
-    text = _blank_fences(text)
-    return [f"{_rel(doc)}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
+    return [(n, line) for n, line in enumerate(_blank_fences(text).splitlines(), 1)
             if MEASURED.search(re.sub(r"`[^`]*`", "", line))]
+
+
+def _allowed(doc: Path, line: str) -> bool:
+    return any(a.page == doc.name and a.text in line for a in FIGURE_ALLOW)
+
+
+def loose_figures(doc: Path) -> list[str]:
+    """Lines of ``doc`` outside figure blocks and code that quote a figure no allowance covers."""
+    return [f"{_rel(doc)}:{n}: {line.strip()}" for n, line in _outside_blocks(doc) if not _allowed(doc, line)]
 
 
 # ---------------------------------------------------------------- tests
@@ -434,17 +493,28 @@ def test_figure_blocks_are_bench_output(doc: Path):
     assert figure_problems(doc) == []
 
 
-def test_performance_page_quotes_figures_only_from_records():
-    """docs/performance.md is made of bench records: no measured figure outside a figure block."""
-    page = ROOT / "docs" / "performance.md"
-    assert len(FIGURES.findall(page.read_text(encoding="utf-8"))) >= 10
-    assert loose_figures(page) == []
+@pytest.mark.parametrize("doc", DOC_FILES, ids=lambda d: d.name)
+def test_no_page_quotes_a_measured_figure_outside_a_block(doc: Path):
+    """Every measured figure on every page comes from a bench record, through a figure block."""
+    assert loose_figures(doc) == []
 
 
-def test_readme_quotes_figures_only_from_bench_output():
+def test_figure_allowances_are_live_and_backed():
+    """Each allowance still matches a line it excuses, and its evidence says what it claims."""
+    pages = {d.name: d for d in DOC_FILES}
+    for a in FIGURE_ALLOW:
+        assert a.page in pages, a
+        assert any(a.text in line for _, line in _outside_blocks(pages[a.page])), f"stale allowance: {a}"
+        if a.evidence:
+            path, token = a.evidence
+            assert token in (ROOT / path).read_text(encoding="utf-8"), f"{a}: {path} lacks {token!r}"
+
+
+def test_readme_and_performance_page_quote_records():
     readme = ROOT / "README.md"
     assert FIGURES.search(readme.read_text(encoding="utf-8")), "the README shows what the numbers mean"
-    assert loose_figures(readme) == []
+    performance = ROOT / "docs" / "performance.md"
+    assert len(FIGURES.findall(performance.read_text(encoding="utf-8"))) >= 10
 
 
 def test_readme_is_short_and_links_every_page():
@@ -497,7 +567,8 @@ def test_link_and_figure_checks_catch_breakage(tmp_path: Path):
     doc = tmp_path / "probe.md"
     doc.write_text("# Probe\n\nfor the test.\n\n[a](nowhere.md) [b](scoring.md#no-such-heading) [c](scoring.md#scoring)\n\n"
                    "<!-- figures: bench/presets.md -->\nmade-up figures\n<!-- /figures -->\n"
-                   "The cv baseline scores 84 % at hard.\n", encoding="utf-8")
+                   "The cv baseline scores 84 % at hard.\n"
+                   "DejaVu Sans Bold at 40 % of the cell\n", encoding="utf-8")  # allowed on controls.md only
     assert len(broken_links(doc)) == 2
     assert any("differs" in p for p in figure_problems(doc))
-    assert len(loose_figures(doc)) == 1
+    assert len(loose_figures(doc)) == 2
