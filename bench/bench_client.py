@@ -1,0 +1,134 @@
+"""rose-run's client against inspect_ai's, side by side in one run: the same local server
+(``bench/chat_server.py``, a separate process answering at once), the same items (the v0_1
+test split, 5,560 items), the same concurrency.
+
+    .venv/bin/python bench/bench_client.py --work /tmp/rose-client --markdown
+
+Each client runs as a user runs it, timed whole by ``/usr/bin/time`` (start-up, reading
+the release, encoding images, HTTP, writing its output; inspect's includes its scorer and
+log): wall, requests per second, client CPU (user + sys) per request, peak RSS, and the TCP
+connections the server accepted (a pooled client opens about as many as its concurrency).
+``--scale 1 4`` repeats every item 4 times (``--epochs 4``, temperature 0.7) to see whether
+memory stays flat as the run grows. lmms-eval needs torch and its own environment
+(docs/running.md); it is not part of this bench.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_markdown_flag, run_context, write_row  # noqa: E402 - the bench folder is not a package
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+KEY_ENV = "ROSE_BENCH_KEY"
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "chat_server.py")], stdout=subprocess.PIPE,
+                              text=True, stdin=subprocess.DEVNULL)
+    line = server.stdout.readline().strip()
+    if not line.startswith("listening on "):
+        server.kill()
+        sys.exit(f"bench_client: the chat server did not start: {line!r}")
+    return server, line.removeprefix("listening on ")
+
+
+def server_stats(url: str, reset: bool = False) -> dict:
+    root = url.removesuffix("/v1")
+    request = urllib.request.Request(root + ("/stats/reset" if reset else "/stats"), data=b"{}" if reset else None)
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+def client_command(client: str, release: Path, url: str, work: Path, key: str, concurrency: int,
+                   epochs: int) -> list[str]:
+    sampling = ["0.7"] if epochs > 1 else ["0"]
+    if client == "rose-run":
+        out = work / f"{key}.jsonl"
+        for stale in (out, out.with_name(f"{key}.manifest.json")):
+            stale.unlink(missing_ok=True)
+        return [str(BIN / "rose-run"), "--dataset_root", str(release), "--split", "test", "--base_url", url,
+                "--model", "bench-model", "--api_key_env", KEY_ENV, "--concurrency", str(concurrency),
+                "--temperature", *sampling, "--epochs", str(epochs), "--no_cache", "--no_progress",
+                "--output", str(out)]
+    logs = work / f"logs-{key}"
+    shutil.rmtree(logs, ignore_errors=True)
+    return [str(BIN / "inspect"), "eval", str(ROOT / "rose_eval" / "harness" / "inspect_task.py") + "@rose",
+            "-T", f"dataset_root={release}", "-T", f"temperature={sampling[0]}", "--model",
+            "openai-api/bench/bench-model", "--model-base-url", url, "--max-connections", str(concurrency),
+            "--epochs", str(epochs), "--log-dir", str(logs), "--display", "none", "--no-log-images"]
+
+
+def timed(cmd: list[str], env: dict[str, str], times: Path) -> tuple[float, float, float, int]:
+    """(wall s, user s, sys s, peak RSS kB) of one command, from /usr/bin/time."""
+    done = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", str(times), *cmd], env=env, cwd=ROOT,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        sys.exit(f"bench_client: {' '.join(cmd[:2])} failed (exit {done.returncode}): {done.stderr.strip()[-600:]}")
+    wall, user, system, rss = times.read_text().split()[-4:]
+    return float(wall), float(user), float(system), int(rss)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/rose-client"), help="scratch folder (reused)")
+    parser.add_argument("--release", type=Path, default=None, help="a release (default: v0_1 made in --work)")
+    parser.add_argument("--clients", nargs="+", default=["rose-run", "inspect"], choices=["rose-run", "inspect"])
+    parser.add_argument("--scale", nargs="+", type=int, default=[1], help="epochs per item (1 = each item once)")
+    parser.add_argument("--concurrency", type=int, default=8)
+    add_markdown_flag(parser, "client.md")
+    args = parser.parse_args()
+    context = run_context()
+    work = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    release = args.release or work / "v0_1"
+    if not (release / "export_summary.json").is_file():
+        subprocess.run([str(BIN / "rose-gen"), "profile=v0_1", f"output_dir={release}", "workers=2",
+                        "progress=false"], check=True, cwd=ROOT, stdin=subprocess.DEVNULL)
+    env = {**os.environ, KEY_ENV: "bench-key", "BENCH_API_KEY": "bench-key", "INSPECT_LOG_LEVEL": "warning"}
+    server, url = start_server()
+    try:
+        for epochs in args.scale:
+            for client in args.clients:
+                key = f"{client} x{epochs}"
+                server_stats(url, reset=True)
+                cmd = client_command(client, release, url, work, key.replace(" ", "_"), args.concurrency, epochs)
+                wall, user, system, rss = timed(cmd, env, work / "time.txt")
+                stats = server_stats(url)
+                n = stats["requests"]
+                line = (f"{key}: {n:,} requests over {stats['connections']} connections in {wall:.1f} s wall "
+                        f"({n / wall:.0f}/s); client CPU {user + system:.1f} s "
+                        f"({1000 * (user + system) / max(n, 1):.2f} ms/request); peak RSS {rss / 1024:.0f} MB")
+                print(line, flush=True)
+                if args.markdown:
+                    intro = ("Each client against `bench/chat_server.py` (a separate process on 127.0.0.1 that "
+                             "answers every request at once), the v0_1 test split (5,560 items; *x4*: "
+                             f"`--epochs 4`), concurrency {args.concurrency}, timed whole by `/usr/bin/time` as a "
+                             "user runs it (start-up, images, HTTP and the output; inspect's includes its scorer "
+                             "and log). *connections*: TCP connections the server accepted. Reproduce: "
+                             "`.venv/bin/python bench/bench_client.py --markdown`, then `... --clients rose-run "
+                             "--scale 4 --markdown` (inspect at 4x takes about 25 minutes here).")
+                    write_row(args.markdown, "rose-run's client against inspect_ai's", intro,
+                              ["requests", "connections", "wall s", "requests/s", "client CPU ms/request",
+                               "peak RSS MB"], key,
+                              [f"{n:,}", f"{stats['connections']:,}", f"{wall:.1f}", f"{n / wall:.0f}",
+                               f"{1000 * (user + system) / max(n, 1):.2f}", f"{rss / 1024:.0f}"], context)
+                time.sleep(1)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
