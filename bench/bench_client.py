@@ -10,7 +10,9 @@ log): wall, requests per second, client CPU (user + sys) per request, peak RSS, 
 connections the server accepted (a pooled client opens about as many as its concurrency).
 ``--scale 1 4`` repeats every item 4 times (``--epochs 4``, temperature 0.7) to see whether
 memory stays flat as the run grows. lmms-eval needs torch and its own environment
-(docs/running.md); it is not part of this bench.
+(docs/running.md): ``--lmms_python VENV/bin/python`` adds it (``openai_compatible_chat``
+with ``num_concurrent`` = the concurrency, on the task folder ``rose-export lmms-eval``
+writes).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +34,7 @@ from record import add_markdown_flag, run_context, write_row  # noqa: E402 - the
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 KEY_ENV = "ROSE_BENCH_KEY"
+LMMS_PYTHON: list[str] = []  # --lmms_python
 
 
 def start_server() -> tuple[subprocess.Popen, str]:
@@ -61,6 +65,15 @@ def client_command(client: str, release: Path, url: str, work: Path, key: str, c
                 "--model", "bench-model", "--api_key_env", KEY_ENV, "--concurrency", str(concurrency),
                 "--temperature", *sampling, "--epochs", str(epochs), "--no_cache", "--no_progress",
                 "--output", str(out)]
+    if client == "lmms-eval":
+        tasks, out = work / "lmms-tasks", work / f"lmms-{key}"
+        shutil.rmtree(out, ignore_errors=True)
+        if not tasks.is_dir():
+            subprocess.run([str(BIN / "rose-export"), "lmms-eval", str(release), str(tasks)], check=True,
+                           capture_output=True, stdin=subprocess.DEVNULL)
+        return [LMMS_PYTHON[0], "-m", "lmms_eval", "--model", "openai_compatible_chat", "--model_args",
+                f"model_version=bench-model,num_concurrent={concurrency}", "--tasks", "rose_test",
+                "--include_path", str(tasks), "--reasoning_tags", "none", "--log_samples", "--output_path", str(out)]
     logs = work / f"logs-{key}"
     shutil.rmtree(logs, ignore_errors=True)
     return [str(BIN / "inspect"), "eval", str(ROOT / "rose_eval" / "harness" / "inspect_task.py") + "@rose",
@@ -83,9 +96,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/rose-client"), help="scratch folder (reused)")
     parser.add_argument("--release", type=Path, default=None, help="a release (default: v0_1 made in --work)")
-    parser.add_argument("--clients", nargs="+", default=["rose-run", "inspect"], choices=["rose-run", "inspect"])
+    parser.add_argument("--clients", nargs="+", default=["rose-run", "inspect"], choices=["rose-run", "inspect", "lmms-eval"])
     parser.add_argument("--scale", nargs="+", type=int, default=[1], help="epochs per item (1 = each item once)")
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--lmms_python", default=None, help="python of a venv with lmms-eval (adds that client)")
     add_markdown_flag(parser, "client.md")
     args = parser.parse_args()
     context = run_context()
@@ -95,17 +109,29 @@ def main() -> int:
     if not (release / "export_summary.json").is_file():
         subprocess.run([str(BIN / "rose-gen"), "profile=v0_1", f"output_dir={release}", "workers=2",
                         "progress=false"], check=True, cwd=ROOT, stdin=subprocess.DEVNULL)
-    env = {**os.environ, KEY_ENV: "bench-key", "BENCH_API_KEY": "bench-key", "INSPECT_LOG_LEVEL": "warning"}
+    clients = list(args.clients)
+    if args.lmms_python:
+        LMMS_PYTHON.append(args.lmms_python)
+        clients += [] if "lmms-eval" in clients else ["lmms-eval"]
+    elif "lmms-eval" in clients:
+        parser.error("lmms-eval needs --lmms_python (its own venv: docs/running.md)")
+    items = sum(1 for _ in (release / "metadata_test.jsonl").open(encoding="utf-8"))
+    env = {**os.environ, KEY_ENV: "bench-key", "BENCH_API_KEY": "bench-key", "INSPECT_LOG_LEVEL": "warning",
+           "OPENAI_API_KEY": "bench-key"}
     server, url = start_server()
+    env["OPENAI_API_BASE"] = url
     try:
         for epochs in args.scale:
-            for client in args.clients:
-                key = f"{client} x{epochs}"
+            for client in clients:
+                key = f"{client} x{epochs}" + ("" if args.release is None else f", {items:,} items")
                 server_stats(url, reset=True)
-                cmd = client_command(client, release, url, work, key.replace(" ", "_"), args.concurrency, epochs)
+                cmd = client_command(client, release, url, work, re.sub(r"\W+", "_", key), args.concurrency, epochs)
                 wall, user, system, rss = timed(cmd, env, work / "time.txt")
                 stats = server_stats(url)
                 n = stats["requests"]
+                if n < items * epochs:  # lmms-eval exits 0 after an error of its own
+                    sys.exit(f"bench_client: {key} sent {n} of {items * epochs} requests; run its command by hand "
+                             f"to see why: {' '.join(cmd)}")
                 line = (f"{key}: {n:,} requests over {stats['connections']} connections in {wall:.1f} s wall "
                         f"({n / wall:.0f}/s); client CPU {user + system:.1f} s "
                         f"({1000 * (user + system) / max(n, 1):.2f} ms/request); peak RSS {rss / 1024:.0f} MB")
@@ -113,7 +139,7 @@ def main() -> int:
                 if args.markdown:
                     intro = ("Each client against `bench/chat_server.py` (a separate process on 127.0.0.1 that "
                              "answers every request at once), the v0_1 test split (5,560 items; *x4*: "
-                             f"`--epochs 4`), concurrency {args.concurrency}, timed whole by `/usr/bin/time` as a "
+                             "`--epochs 4`; rows naming fewer items: `--release` of that size), concurrency {args.concurrency}, timed whole by `/usr/bin/time` as a "
                              "user runs it (start-up, images, HTTP and the output; inspect's includes its scorer "
                              "and log). *connections*: TCP connections the server accepted. Reproduce: "
                              "`.venv/bin/python bench/bench_client.py --markdown`, then `... --clients rose-run "
