@@ -58,13 +58,12 @@ def _response(sample: EvalSample) -> dict[str, Any]:
     if output is None or not output.choices or output.error:
         return found  # no response arrived: inspect's placeholder output names its own model id
     found["response_model"] = output.model or None
-    if output.choices:
-        choice = output.choices[0]
-        found["finish_reason"] = FINISH_REASONS.get(choice.stop_reason, choice.stop_reason)
-        content = choice.message.content
-        thoughts = [c.reasoning for c in content if getattr(c, "type", None) == "reasoning"] \
-            if isinstance(content, list) else []
-        found["reasoning"] = "\n".join(thoughts) or None
+    choice = output.choices[0]
+    found["finish_reason"] = FINISH_REASONS.get(choice.stop_reason, choice.stop_reason)
+    content = choice.message.content
+    thoughts = [c.reasoning for c in content if getattr(c, "type", None) == "reasoning"] \
+        if isinstance(content, list) else []
+    found["reasoning"] = "\n".join(thoughts) or None
     if output.usage is not None:
         u = output.usage
         found["usage"] = Usage(prompt_tokens=u.input_tokens, completion_tokens=u.output_tokens,

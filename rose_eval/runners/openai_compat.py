@@ -98,9 +98,6 @@ def redact(text: str, secret: str) -> str:
 # ---------------------------------------------------------------------------- images
 
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
 @lru_cache(maxsize=64)
 def image_data_url(path: Path, options: ImageOptions) -> str:
     """The image at ``path`` as a ``data:`` URL after the requested resize/format/blanking.
@@ -112,9 +109,7 @@ def image_data_url(path: Path, options: ImageOptions) -> str:
         unchanged = (options.image_format == "png" and not options.blank and source.format == "PNG"
                      and not 0 < options.max_long_side < max(source.size))
         if unchanged:
-            data = path.read_bytes()
-            if data.startswith(PNG_SIGNATURE):
-                return f"data:image/png;base64,{base64.b64encode(data).decode('ascii')}"
+            return f"data:image/png;base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
         image = source.convert("RGBA" if source.mode in ("RGBA", "LA", "P") else "RGB")
     if options.max_long_side > 0 and max(image.size) > options.max_long_side:
         scale = options.max_long_side / max(image.size)
