@@ -139,11 +139,13 @@ def main() -> int:
                 if args.markdown:
                     intro = ("Each client against `bench/chat_server.py` (a separate process on 127.0.0.1 that "
                              "answers every request at once), the v0_1 test split (5,560 items; *x4*: "
-                             "`--epochs 4`; rows naming fewer items: `--release` of that size), concurrency {args.concurrency}, timed whole by `/usr/bin/time` as a "
+                             f"`--epochs 4`; rows naming fewer items: `--release` of that size), concurrency {args.concurrency}, "
+                             "timed whole by `/usr/bin/time` as a "
                              "user runs it (start-up, images, HTTP and the output; inspect's includes its scorer "
                              "and log). *connections*: TCP connections the server accepted. Reproduce: "
                              "`.venv/bin/python bench/bench_client.py --markdown`, then `... --clients rose-run "
-                             "--scale 4 --markdown` (inspect at 4x takes about 25 minutes here).")
+                             "--scale 4 --markdown` (inspect at 4x takes about 25 minutes here); lmms-eval: "
+                             "`--clients lmms-eval --lmms_python VENV/bin/python --markdown`.")
                     write_row(args.markdown, "rose-run's client against inspect_ai's", intro,
                               ["requests", "connections", "wall s", "requests/s", "client CPU ms/request",
                                "peak RSS MB"], key,

@@ -35,9 +35,8 @@ from rose_eval.runners.accounting import (
     LOW_DETAIL_IMAGE_TOKENS,
     Prices,
     RunEstimate,
-    accounting,
     identity_warning,
-    server_identity,
+    manifest_notes,
 )
 from rose_eval.runners.baselines import SOLVERS, Solver, SolverContext, SolverError
 from rose_eval.runners.dataset import DatasetError, DatasetItem, LoadedSplit, Selection, load_split
@@ -521,12 +520,11 @@ def _main(argv: Sequence[str] | None) -> int:
         stats = run_items(todo, answer, predictions, concurrency=config.concurrency,
                           progress=not args.no_progress, label=config.model_label)
     status = "interrupted" if stats.interrupted else ("incomplete" if stats.failed else "complete")
-    rows = [row for _line, row in intact_objects(config.output)]
-    identity = server_identity(rows)
-    write_manifest(man_path, {**man, "status": status,
-                              "accounting": accounting(rows, Prices(args.price_in, args.price_out),
-                                                       time.monotonic() - started),
-                              "server": identity,
+    # one streaming pass over the file (kept rows of a resumed run included): memory stays flat
+    notes = manifest_notes((row for _line, row in intact_objects(config.output)),
+                           Prices(args.price_in, args.price_out), time.monotonic() - started)
+    identity = notes["server"]
+    write_manifest(man_path, {**man, "status": status, **notes,
                               "counts": {"selected": len(split.items),
                                          **({} if config.epochs == 1 else {"epochs": config.epochs,
                                                                            "answers": len(tasks)}),

@@ -23,7 +23,7 @@ from PIL import Image
 from rose_eval import __version__
 from rose_eval.aggregate import paper_table1
 from rose_eval.atomic import write_atomic
-from rose_eval.runners.accounting import Prices, accounting, server_identity
+from rose_eval.runners.accounting import Prices, manifest_notes
 from rose_eval.runners.openai_compat import IMAGE_FORMATS, PROMPT_ORDERS, ImageOptions
 from rose_eval.runners.predictions import Usage, manifest_path_for, write_manifest
 from rose_eval.score import score_item
@@ -210,6 +210,6 @@ def write_predictions(path: Path, predictions: Sequence[Prediction],
               "empty_text": sum(1 for p in predictions if p.raw_text == "")}
     write_atomic(path, text)
     manifest_path = manifest_path_for(path)
-    write_manifest(manifest_path, {**manifest, "counts": counts, "accounting": accounting(rows, Prices(), None),
-                                   "server": server_identity(rows), "tool": tool_record()})
+    write_manifest(manifest_path, {**manifest, "counts": counts, **manifest_notes(rows, Prices(), None),
+                                   "tool": tool_record()})
     return manifest_path

@@ -55,51 +55,99 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _totals(rows: list[Mapping[str, Any]]) -> TokenTotals:
-    sums = dict.fromkeys(TOKEN_FIELDS, 0)
-    missing = 0
-    for row in rows:
+class _Sums:
+    """Running sums of one kind of row (sent or cached); folded one row at a time."""
+
+    def __init__(self) -> None:
+        self.answers = 0
+        self.tokens = dict.fromkeys(TOKEN_FIELDS, 0)
+        self.missing = 0
+        self.attempts = 0
+        self.with_attempts = 0
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.answers += 1
         usage = row.get("usage") if isinstance(row.get("usage"), dict) else {}
         if usage.get("prompt_tokens") is None and usage.get("completion_tokens") is None:
-            missing += isinstance(row.get("raw_text"), str)  # a failed row has no usage to miss
+            self.missing += isinstance(row.get("raw_text"), str)  # a failed row has no usage to miss
         for name in TOKEN_FIELDS:
-            sums[name] += _count(usage.get(name))
-    recorded = [r for r in rows if "attempts" in r]
-    requests = sum(_count(r.get("attempts")) for r in recorded) if recorded or not rows else None
-    return TokenTotals(answers=len(rows), requests=requests, answers_without_usage=missing, **sums)
+            self.tokens[name] += _count(usage.get(name))
+        if "attempts" in row:
+            self.with_attempts += 1
+            self.attempts += _count(row.get("attempts"))
+
+    def totals(self) -> TokenTotals:
+        # rows that record no attempts at all (a harness's log): requests are unknown, not 0
+        requests = self.attempts if self.with_attempts or not self.answers else None
+        return TokenTotals(answers=self.answers, requests=requests, answers_without_usage=self.missing,
+                           **self.tokens)
+
+
+class RowTally:
+    """Accounting and server identity folded over prediction rows one at a time.
+
+    Memory does not grow with the number of rows (only with the number of distinct model
+    names and fingerprints), so a run of any size is summed in one streaming pass.
+    """
+
+    def __init__(self) -> None:
+        self._sent = _Sums()
+        self._cached = _Sums()
+        self._models: dict[str, None] = {}
+        self._fingerprints: dict[str, None] = {}
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Fold one row (a predictions-file object)."""
+        (self._cached if row.get("cached") else self._sent).add(row)
+        for seen, value in ((self._models, row.get("response_model")),
+                            (self._fingerprints, row.get("system_fingerprint"))):
+            if isinstance(value, str) and value:
+                seen.setdefault(value, None)
+
+    def accounting(self, prices: Prices, wall_s: float | None) -> dict[str, Any]:
+        """The manifest's ``accounting`` block; ``wall_s`` is this invocation's wall time
+        (None: not known, e.g. rows converted from a harness log)."""
+        sent, cached = self._sent.totals(), self._cached.totals()
+        return {
+            "sent": asdict(sent),
+            "cached": asdict(cached),
+            "wall_s": None if wall_s is None else round(wall_s, 3),
+            "price_usd_per_million": {"in": prices.price_in, "out": prices.price_out},
+            "cost_usd": prices.cost(sent.prompt_tokens, sent.completion_tokens),
+            "rule": "sent rows only (cached rows cost nothing); reasoning tokens are inside completion tokens",
+        }
+
+    def identity(self) -> dict[str, Any]:
+        """Response model names and fingerprints in first-seen order; ``changed`` when either has more than one."""
+        models, fingerprints = list(self._models), list(self._fingerprints)
+        return {"models": models, "fingerprints": fingerprints,
+                "changed": len(models) > 1 or len(fingerprints) > 1}
+
+
+def tally(rows: Iterable[Mapping[str, Any]]) -> RowTally:
+    """A :class:`RowTally` of ``rows`` (consumed once, never held)."""
+    result = RowTally()
+    for row in rows:
+        result.add(row)
+    return result
+
+
+def manifest_notes(rows: Iterable[Mapping[str, Any]], prices: Prices, wall_s: float | None) -> dict[str, Any]:
+    """The ``accounting`` and ``server`` blocks every predictions manifest carries
+    (``rose-run``'s and ``rose-export``'s alike), summed in one streaming pass over ``rows``."""
+    summed = tally(rows)
+    return {"accounting": summed.accounting(prices, wall_s), "server": summed.identity()}
 
 
 def accounting(rows: Iterable[Mapping[str, Any]], prices: Prices, wall_s: float | None) -> dict[str, Any]:
     """The manifest's ``accounting`` block for a predictions file's ``rows``; ``wall_s`` is
     this invocation's wall time (None: not known, e.g. rows converted from a harness log)."""
-    rows = list(rows)
-    sent = _totals([r for r in rows if not r.get("cached")])
-    cached = _totals([r for r in rows if r.get("cached")])
-    return {
-        "sent": asdict(sent),
-        "cached": asdict(cached),
-        "wall_s": None if wall_s is None else round(wall_s, 3),
-        "price_usd_per_million": {"in": prices.price_in, "out": prices.price_out},
-        "cost_usd": prices.cost(sent.prompt_tokens, sent.completion_tokens),
-        "rule": "sent rows only (cached rows cost nothing); reasoning tokens are inside completion tokens",
-    }
-
-
-def _in_order(values: Iterable[Any]) -> list[str]:
-    seen: dict[str, None] = {}
-    for value in values:
-        if isinstance(value, str) and value:
-            seen.setdefault(value, None)
-    return list(seen)
+    return tally(rows).accounting(prices, wall_s)
 
 
 def server_identity(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Response model names and fingerprints in first-seen order; ``changed`` when either has more than one."""
-    rows = list(rows)
-    models = _in_order(r.get("response_model") for r in rows)
-    fingerprints = _in_order(r.get("system_fingerprint") for r in rows)
-    return {"models": models, "fingerprints": fingerprints,
-            "changed": len(models) > 1 or len(fingerprints) > 1}
+    return tally(rows).identity()
 
 
 def identity_warning(identity: Mapping[str, Any], prog: str = "rose-run") -> str | None:

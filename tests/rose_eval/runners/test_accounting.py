@@ -217,3 +217,29 @@ def test_rows_without_attempts_or_wall_say_so():
     line = accounting_line({"accounting": block})
     assert "requests not recorded" in line and "5 prompt + 2 completion tokens" in line and "wall" not in line
     assert accounting([{**rows[0], "attempts": 2}], Prices(), 1.5)["sent"]["requests"] == 2
+
+
+def test_manifest_notes_fold_a_one_shot_stream_as_they_fold_a_list():
+    """rose-run sums its output file in one streaming pass: a generator (consumed once,
+    never listed) gives the same blocks as the rows held in a list, cached and sent apart."""
+    from rose_eval.runners.accounting import Prices, manifest_notes
+
+    rows = [{"item_id": f"i{k}", "raw_text": "DONE", "attempts": 1 + k % 2, "cached": k % 3 == 0,
+             "usage": {"prompt_tokens": 10 + k, "completion_tokens": k},
+             "response_model": "m-a" if k < 7 else "m-b", "system_fingerprint": "fp"}
+            for k in range(10)]
+    consumed: list[int] = []
+
+    def stream():
+        for k, row in enumerate(rows):
+            consumed.append(k)
+            yield row
+
+    streamed = manifest_notes(stream(), Prices(1.0, 2.0), 3.0)
+    assert consumed == list(range(10))
+    assert streamed == manifest_notes(list(rows), Prices(1.0, 2.0), 3.0)
+    sent = [r for r in rows if not r["cached"]]
+    assert streamed["accounting"]["sent"]["prompt_tokens"] == sum(r["usage"]["prompt_tokens"] for r in sent)
+    assert streamed["accounting"]["sent"]["requests"] == sum(r["attempts"] for r in sent)
+    assert streamed["accounting"]["cached"]["answers"] == 4
+    assert streamed["server"] == {"models": ["m-a", "m-b"], "fingerprints": ["fp"], "changed": True}
