@@ -17,7 +17,10 @@ made with the Latin test source, ``plugins=[tests.fixtures.latin_source]``, impo
 
 The shard sets the figures in ``bench/scale_plan.md`` came from are v0_1 at 1x and 4x and
 the Latin test source with 16-22 px cells at 1x, 4x and 100x of v0.1's scene counts
-(issue 26), 4 shards each.
+(issue 26), 4 shards each. ``--make KIND:SCALE`` (``tiny:100``, ``v0_1:4``) first makes such
+a set in ``--work`` (skipped when it is there) and adds it to the shard sets, e.g.::
+
+    .venv/bin/python bench/bench_merge.py --make tiny:1 tiny:4 tiny:100 v0_1:1 v0_1:4 --out /tmp/merged
 """
 
 from __future__ import annotations
@@ -65,6 +68,38 @@ def time_merge(rose_bin: Path, shards: Path, out: Path, repo: Path | None) -> di
     return figures
 
 
+# v0.1's scenes and dev scenes per subset (conf/profile/v0_1.yaml)
+V0_1_COUNTS = {"glyph": (412, 111), "emoji_style": (300, 79), "emoji_content": (300, 79),
+               "pixel_edit": (300, 79), "pixel_content": (200, 52)}
+LATIN_SOURCES = {"glyph": "latin_test", "emoji_style": "latin_test_emoji_style",
+                 "emoji_content": "latin_test_emoji_content", "pixel_edit": "latin_test_pixel_edit",
+                 "pixel_content": "latin_test_pixel_content"}  # tests/fixtures/latin_source.py
+
+
+def make_shard_set(rose_bin: Path, spec: str, work: Path, repo: Path, shards: int = 4) -> Path:
+    """Make the shard set ``KIND:SCALE`` (v0_1 or tiny, SCALE times v0.1's scene counts) unless it exists."""
+    kind, _, scale_text = spec.partition(":")
+    if kind not in ("tiny", "v0_1") or not scale_text.isdigit() or int(scale_text) < 1:
+        sys.exit(f"bench_merge: --make {spec!r}: give KIND:SCALE with KIND tiny or v0_1 and SCALE >= 1, e.g. tiny:4")
+    scale = int(scale_text)
+    output = work / f"{kind}{scale}x"
+    folder = Path(f"{output}.shards")
+    if folder.is_dir() and sum(1 for p in folder.glob("shard-*-of-*") if (p / "shard_summary.json").is_file()) == shards:
+        return folder
+    overrides = ["profile=v0_1", "progress=false", "workers=2", f"output_dir={output}"]
+    for key, (scenes, dev) in V0_1_COUNTS.items():
+        overrides += [f"subset.{key}.scenes={scenes * scale}", f"subset.{key}.dev_scenes={dev * scale}"]
+        if kind == "tiny":
+            overrides += [f"subset.{key}.source={LATIN_SOURCES[key]}", f"subset.{key}.layout.cell_size=[16,22]"]
+    if kind == "tiny":
+        overrides.append("plugins=[tests.fixtures.latin_source]")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(repo), os.environ.get("PYTHONPATH", "")) if p)}
+    for index in range(shards):
+        subprocess.run([str(rose_bin / "rose-gen"), *overrides, f"shard.index={index}", f"shard.count={shards}"],
+                       check=True, cwd=repo, env=env, stdin=subprocess.DEVNULL)
+    return folder
+
+
 def scenes_of(shards: Path) -> int:
     """Scenes in a shard set (from the first shard's summary)."""
     import json
@@ -75,7 +110,10 @@ def scenes_of(shards: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("shards", nargs="+", type=Path, help="folders of shard folders")
+    parser.add_argument("shards", nargs="*", type=Path, help="folders of shard folders")
+    parser.add_argument("--make", nargs="+", default=[], metavar="KIND:SCALE",
+                        help="make these shard sets in --work first (tiny:100, v0_1:4) and merge them too")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/rose-merge"), help="where --make puts shard sets")
     parser.add_argument("--out", type=Path, required=True, help="where the merged releases go")
     parser.add_argument("--bin", type=Path, default=Path(sys.executable).parent, help="folder holding rose-gen")
     parser.add_argument("--repo", type=Path, default=None, help="checkout put first on PYTHONPATH")
@@ -83,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="reference release per shard set: the merge must be byte-identical to it")
     parser.add_argument("--keep", action="store_true", help="keep the merged releases")
     args = parser.parse_args(argv)
+    repo = args.repo or Path(__file__).resolve().parents[1]
+    args.shards += [make_shard_set(args.bin, spec, args.work, repo) for spec in args.make]
+    if not args.shards:
+        parser.error("give shard sets or --make KIND:SCALE")
     if args.compare and len(args.compare) != len(args.shards):
         parser.error("give one --compare per shard set")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -92,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         out = args.out / shards.name.removesuffix(".shards")
         if out.exists():
             shutil.rmtree(out)
-        fig = time_merge(args.bin, shards, out, args.repo)
+        fig = time_merge(args.bin, shards, out, repo)
         same = "-"
         if args.compare:
             diff = subprocess.run(["diff", "-rq", str(args.compare[i]), str(out)], capture_output=True, text=True,
