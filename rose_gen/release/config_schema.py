@@ -99,7 +99,7 @@ class ExportConf:
     parquet_compression: str = "zstd"
     bridges: bool = True
     parquet_rows_per_file: int = 0
-    parquet_max_rows_per_file: int = 20000
+    parquet_max_rows_per_file: int = 6000
     controls: list[str] = field(default_factory=list)
 
 

@@ -74,7 +74,7 @@ class ExportSettings:
     parquet_compression: str = "zstd"
     bridges: bool = True
     parquet_rows_per_file: int = 0  # 0: one data/<split>.parquet; n: HF-style files of at most n rows
-    parquet_max_rows_per_file: int = 20000  # with 0 above: larger splits get HF-style files of this many rows
+    parquet_max_rows_per_file: int = 6000  # with 0 above: larger splits get HF-style files of this many rows
     controls: tuple[str, ...] = ()  # interface controls written under analysis/controls/ (rose_gen.release.controls)
 
     def rows_per_file(self, split_rows: Sequence[int]) -> int:

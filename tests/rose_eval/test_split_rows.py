@@ -1,6 +1,6 @@
 """The one split reader: JSONL, one Parquet file or HF-style parts, for every command.
 
-Issue 22 measured: a release whose Parquet is split into parts (any split past 20,000 rows,
+Issue 22 measured: a release whose Parquet is split into parts (any split past the file cap, 6,000 rows,
 or ``export.parquet_rows_per_file``) was refused by ``rose-export lmms-eval`` and by
 rose-eval's Parquet path ("has no data/dev.parquet"), and rose-run refused a Parquet-only
 release that rose-eval scores. These run the real commands on a real rose-gen release.
