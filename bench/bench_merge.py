@@ -68,31 +68,32 @@ def time_merge(rose_bin: Path, shards: Path, out: Path, repo: Path | None) -> di
     return figures
 
 
-# v0.1's scenes and dev scenes per subset (conf/profile/v0_1.yaml)
-V0_1_COUNTS = {"glyph": (412, 111), "emoji_style": (300, 79), "emoji_content": (300, 79),
-               "pixel_edit": (300, 79), "pixel_content": (200, 52)}
-LATIN_SOURCES = {"glyph": "latin_test", "emoji_style": "latin_test_emoji_style",
-                 "emoji_content": "latin_test_emoji_content", "pixel_edit": "latin_test_pixel_edit",
-                 "pixel_content": "latin_test_pixel_content"}  # tests/fixtures/latin_source.py
-
-
-def make_shard_set(rose_bin: Path, spec: str, work: Path, repo: Path, shards: int = 4) -> Path:
-    """Make the shard set ``KIND:SCALE`` (v0_1 or tiny, SCALE times v0.1's scene counts) unless it exists."""
-    kind, _, scale_text = spec.partition(":")
-    if kind not in ("tiny", "v0_1") or not scale_text.isdigit() or int(scale_text) < 1:
+def parse_make(spec: str) -> tuple[str, int]:
+    """``KIND:SCALE`` of ``--make`` as (kind, scale); exits with one line when it is not one."""
+    kind, _, scale = spec.partition(":")
+    if kind not in ("tiny", "v0_1") or not scale.isdigit() or int(scale) < 1:
         sys.exit(f"bench_merge: --make {spec!r}: give KIND:SCALE with KIND tiny or v0_1 and SCALE >= 1, e.g. tiny:4")
-    scale = int(scale_text)
+    return kind, int(scale)
+
+
+def make_shard_set(rose_bin: Path, kind: str, scale: int, work: Path, repo: Path, shards: int = 4) -> Path:
+    """Make the shard set of ``kind`` (v0_1 or tiny) at ``scale`` times v0.1's scene counts unless it exists."""
+    sys.path.insert(0, str(repo))
+    from rose_gen.scene.v0_1_plans import V0_1_PLANS
+    from tests.fixtures.latin_source import SUBSET_KEYS, latin_overrides
+
     output = work / f"{kind}{scale}x"
     folder = Path(f"{output}.shards")
     if folder.is_dir() and sum(1 for p in folder.glob("shard-*-of-*") if (p / "shard_summary.json").is_file()) == shards:
         return folder
     overrides = ["profile=v0_1", "progress=false", "workers=2", f"output_dir={output}"]
-    for key, (scenes, dev) in V0_1_COUNTS.items():
-        overrides += [f"subset.{key}.scenes={scenes * scale}", f"subset.{key}.dev_scenes={dev * scale}"]
-        if kind == "tiny":
-            overrides += [f"subset.{key}.source={LATIN_SOURCES[key]}", f"subset.{key}.layout.cell_size=[16,22]"]
     if kind == "tiny":
-        overrides.append("plugins=[tests.fixtures.latin_source]")
+        # the fixture's overrides first; the per-subset counts below replace its scene counts
+        overrides += latin_overrides()
+    for plan in V0_1_PLANS.values():
+        assert plan.source in SUBSET_KEYS, plan.source
+        overrides += [f"subset.{plan.source}.scenes={plan.n_scenes * scale}",
+                      f"subset.{plan.source}.dev_scenes={plan.n_dev * scale}"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(repo), os.environ.get("PYTHONPATH", "")) if p)}
     for index in range(shards):
         subprocess.run([str(rose_bin / "rose-gen"), *overrides, f"shard.index={index}", f"shard.count={shards}"],
@@ -122,11 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the merged releases")
     args = parser.parse_args(argv)
     repo = args.repo or Path(__file__).resolve().parents[1]
-    args.shards += [make_shard_set(args.bin, spec, args.work, repo) for spec in args.make]
-    if not args.shards:
+    made = [parse_make(spec) for spec in args.make]
+    if not args.shards and not made:
         parser.error("give shard sets or --make KIND:SCALE")
-    if args.compare and len(args.compare) != len(args.shards):
+    if args.compare and len(args.compare) != len(args.shards) + len(made):
         parser.error("give one --compare per shard set")
+    args.shards += [make_shard_set(args.bin, kind, scale, args.work, repo) for kind, scale in made]
     args.out.mkdir(parents=True, exist_ok=True)
     print("| shard set | scenes | peak RSS (MB) | wall (s) | CPU user+sys (s) | identical |")
     print("|---|---|---|---|---|---|")
