@@ -215,6 +215,53 @@ def _keep_better(best: Placement, score: np.ndarray, h_size, hy, hx) -> Placemen
                      np.where(better, hx, best.dx), np.where(better, score, best.distance))
 
 
+Hypotheses = list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # (size, dy, dx), each (K,)
+Stage = Callable[[Placement], Hypotheses]  # the hypotheses to try around the best so far
+
+
+def _search(
+    core: np.ndarray,
+    template: np.ndarray,
+    background: np.ndarray,
+    inner: slice,
+    pool: int,
+    best: Placement,
+    stages: list[Stage],
+    limit: int,
+) -> Placement:
+    """``best`` improved by every hypothesis (size, dy, dx, each (K,)) that each of ``stages``
+    in turn draws around it; models cached per (size, dy, dx) across the whole search."""
+    models: dict[tuple[int, int, int], np.ndarray] = {}
+    scratch = _Scratch(core)
+    for stage in stages:
+        for h_size, hy, hx in stage(best):
+            h_size = np.maximum(h_size, 1)
+            hy, hx = np.clip(hy, -limit, limit), np.clip(hx, -limit, limit)
+            keys = list(zip(h_size.tolist(), hy.tolist(), hx.tolist(), strict=True))
+            score = _hypothesis_scores(core, template, background, inner, pool, keys, models, scratch)
+            best = _keep_better(best, score, h_size, hy, hx)
+    return best
+
+
+def _offsets_around(span: int) -> Stage:
+    """A search stage: every offset within ``span`` px of each cell's best, at its best size."""
+
+    def stage(best: Placement) -> Hypotheses:
+        steps = range(-span, span + 1)
+        return [(best.size, best.dy + ddy, best.dx + ddx) for ddy in steps for ddx in steps if ddy or ddx]
+
+    return stage
+
+
+def _sizes_around(span: int) -> Stage:
+    """A search stage: every content size within ``span`` px of each cell's best, at its best offset."""
+
+    def stage(best: Placement) -> Hypotheses:
+        return [(best.size + ds, best.dy, best.dx) for ds in range(-span, span + 1) if ds]
+
+    return stage
+
+
 def best_placement(
     cells: np.ndarray,
     template: np.ndarray,
@@ -224,24 +271,21 @@ def best_placement(
     sizes: range,
 ) -> Placement:
     """Each cell against the template at every content size, at the centroid-matched offset and
-    the eight around it."""
+    the eight around it (a full grid: a coordinate search from the centroid offsets, at a
+    fifth of the cost, misses placements at hard and loses scenes; bench/robust.md)."""
     k, c = cells.shape[1], cells.shape[2]
     inner = slice(band, c - band)
     core = np.ascontiguousarray(cells[:, :, inner, inner])
-    limit = max_shift(c)
-    models: dict[tuple[int, int, int], np.ndarray] = {}
-    scratch = _Scratch(core)
-    best = Placement(np.full(k, c), np.zeros(k, np.int64), np.zeros(k, np.int64), np.full(k, np.inf, np.float32))
-    for h_size in sizes:
-        dy0, dx0 = initial_offsets(cells, template, background, band, h_size)
-        for ddy in (0, -1, 1):
-            for ddx in (0, -1, 1):
-                hy = np.clip(dy0 + ddy, -limit, limit)
-                hx = np.clip(dx0 + ddx, -limit, limit)
-                keys = [(h_size, y, x) for y, x in zip(hy.tolist(), hx.tolist(), strict=True)]
-                score = _hypothesis_scores(core, template, background, inner, pool, keys, models, scratch)
-                best = _keep_better(best, score, h_size, hy, hx)
-    return best
+
+    def every_size(best: Placement) -> Hypotheses:
+        grid = []
+        for h_size in sizes:
+            dy0, dx0 = initial_offsets(cells, template, background, band, h_size)
+            grid += [(np.full(k, h_size), dy0 + ddy, dx0 + ddx) for ddy in (0, -1, 1) for ddx in (0, -1, 1)]
+        return grid
+
+    start = Placement(np.full(k, c), np.zeros(k, np.int64), np.zeros(k, np.int64), np.full(k, np.inf, np.float32))
+    return _search(core, template, background, inner, pool, start, [every_size], max_shift(c))
 
 
 def refined_placement(
@@ -254,27 +298,21 @@ def refined_placement(
     ratio: float,
 ) -> Placement:
     """Each full-resolution cell against the template around its working-size placement
-    ``coarse`` scaled by ``ratio`` (full cell / working cell): the size and both offsets
-    each searched within the rounding that scaling leaves."""
+    ``coarse`` scaled by ``ratio`` (full cell / working cell): the size, then both offsets,
+    then the size again, each searched within the rounding that scaling leaves."""
     k, c = cells.shape[1], cells.shape[2]
     inner = slice(band, c - band)
     core = np.ascontiguousarray(cells[:, :, inner, inner])
-    limit, span = max_shift(c), max(1, int(np.ceil(ratio)) - 1)
+    span = max(1, int(np.ceil(ratio)) - 1)
     size0 = np.rint(coarse.size * ratio).astype(np.int64)
     dy0, dx0 = (np.rint(v * ratio).astype(np.int64) for v in (coarse.dy, coarse.dx))
-    models: dict[tuple[int, int, int], np.ndarray] = {}
-    scratch = _Scratch(core)
-    best = Placement(size0, dy0, dx0, np.full(k, np.inf, np.float32))
-    steps = range(-span, span + 1)
-    for ds in steps:
-        h_size = np.maximum(size0 + ds, 1)
-        for ddy in steps:
-            for ddx in steps:
-                hy, hx = np.clip(dy0 + ddy, -limit, limit), np.clip(dx0 + ddx, -limit, limit)
-                keys = list(zip(h_size.tolist(), hy.tolist(), hx.tolist(), strict=True))
-                score = _hypothesis_scores(core, template, background, inner, pool, keys, models, scratch)
-                best = _keep_better(best, score, h_size, hy, hx)
-    return best
+
+    def scaled(best: Placement) -> Hypotheses:
+        return [(size0, dy0, dx0)]
+
+    start = Placement(size0, dy0, dx0, np.full(k, np.inf, np.float32))
+    stages = [scaled, _sizes_around(span), _offsets_around(span), _sizes_around(span)]
+    return _search(core, template, background, inner, pool, start, stages, max_shift(c))
 
 
 @dataclass(frozen=True)
