@@ -98,11 +98,15 @@ def writers(images: list[Image.Image], repeat: int, markdown: Path | None = None
     import imagecodecs
     import numpy as np
 
-    from rose_gen.render.png import PNG_ENCODERS
+    from rose_gen.render.png import DEFAULT_PNG_ENCODER, DEFAULT_PNG_LEVEL, PNG_ENCODERS
 
     arrays = [np.asarray(im) for im in images]
     candidates = {f"{name} (registered)": (lambda a, n=name: PNG_ENCODERS.get(n).encode(a, 1))
                   for name in PNG_ENCODERS.names()}
+    default = PNG_ENCODERS.get(DEFAULT_PNG_ENCODER).encode
+    for level in sorted({2, 3, DEFAULT_PNG_LEVEL} - {1}):
+        mark = ", the release default" if level == DEFAULT_PNG_LEVEL else ""
+        candidates[f"{DEFAULT_PNG_ENCODER} at level {level}{mark}"] = lambda a, lv=level: default(a, lv)
     for label, flag in (("none", 8), ("sub", 16), ("up", 32), ("average", 64), ("paeth", 128)):
         candidates[f"libpng, filter {label}"] = lambda a, f=flag: imagecodecs.png_encode(a, level=1, filter=f)
     results = {}
@@ -123,7 +127,7 @@ def writers(images: list[Image.Image], repeat: int, markdown: Path | None = None
         print(f"{name:24s} {t:6.2f} {t / base_t:6.2f} {b / base_b:6.2f}")
         if markdown:
             intro = (f"The release PNG writers and libpng's single row filters on {len(arrays)} images sampled "
-                     "from a release, at zlib level 1, best CPU of the repeats; every output decoded and its "
+                     "from a release, at zlib level 1 unless the row names a level, best CPU of the repeats; every output decoded and its "
                      "pixels compared with the source (identical for every writer). Reproduce: "
                      "`.venv/bin/python bench/bench_png.py RELEASE --writers --markdown`.")
             write_row(markdown, "PNG writers", intro, ["images", "CPU s", "time vs Pillow", "size vs Pillow"],

@@ -83,8 +83,8 @@ class CueConf:
 @dataclass
 class RenderConf:
     cue_type: str = "OUTLINE_BOX"
-    png_compress_level: int = 1
-    png_encoder: str = "libpng-up"  # rose_gen/render/png.py: libpng-up | pillow (releases before issue 27)
+    png_compress_level: int = 2
+    png_encoder: str = "zlibng-up"  # rose_gen/render/png.py: zlibng-up | libpng-up | pillow (releases before issue 27)
     cue_color: Any = "auto"  # "auto" | a cue_palette name | [r, g, b]
     cue_palette: dict[str, list[int]] = field(
         default_factory=lambda: {name: list(rgb) for name, rgb in CUE_PALETTE})

@@ -35,7 +35,17 @@ def library_versions() -> dict[str, str]:
     versions["freetype2 (pillow)"] = str(features.version("freetype2"))
     versions["cairo"] = cairo_version()
     versions["libpng (imagecodecs)"] = libpng_version()
+    versions["zlib-ng (imagecodecs)"] = zlibng_version()
     return versions
+
+
+def zlibng_version() -> str:
+    """The zlib-ng that imagecodecs bundles (render.png_encoder=zlibng-up compresses with it)."""
+    try:
+        import imagecodecs
+    except ImportError:
+        return "not installed"
+    return str(imagecodecs.zlibng_version())
 
 
 def libpng_version() -> str:

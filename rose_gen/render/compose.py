@@ -45,7 +45,7 @@ from skimage.color import rgb2lab
 from rose_eval.registry import Registry
 from rose_gen.assets.visibility import border_colour
 from rose_gen.core.schema import AssetPair, SceneSpec
-from rose_gen.render.png import DEFAULT_PNG_ENCODER, encode_rgb_png
+from rose_gen.render.png import DEFAULT_PNG_ENCODER, DEFAULT_PNG_LEVEL, encode_rgb_png
 from rose_gen.sources.base import VisualSource
 
 # The template whose region the cue image highlights.
@@ -92,7 +92,7 @@ class CueSettings:
 class RenderSettings:
     """Rendering knobs recorded in the release config."""
 
-    png_compress_level: int = 1
+    png_compress_level: int = DEFAULT_PNG_LEVEL
     cue: CueSettings = field(default_factory=CueSettings)
     png_encoder: str = DEFAULT_PNG_ENCODER
 

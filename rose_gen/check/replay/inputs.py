@@ -9,7 +9,7 @@ from typing import Any
 
 from rose_eval.jsonl import iter_jsonl_objects
 from rose_gen.render.compose import CueSettings
-from rose_gen.render.png import DEFAULT_PNG_ENCODER
+from rose_gen.render.png import DEFAULT_PNG_ENCODER, DEFAULT_PNG_LEVEL
 
 # Input files of a v0.1-format folder, relative to it (bridge files as in the public repo
 # ``analysis/data/<bridge>/`` and as in our own releases ``analysis/<bridge>/``).
@@ -58,7 +58,7 @@ class ReplayOptions:
     render: bool = True
     render_only: frozenset[str] | None = None  # scene ids to render (None: all)
     cue: CueSettings = field(default_factory=CueSettings)
-    png_compress_level: int = 1
+    png_compress_level: int = DEFAULT_PNG_LEVEL
     png_encoder: str = DEFAULT_PNG_ENCODER
 
 

@@ -20,7 +20,13 @@ from rose_gen.release.config import (
     recorded_config,
 )
 from rose_gen.release.pipeline import generate_release
-from rose_gen.render.png import DEFAULT_PNG_ENCODER, PNG_ENCODERS, encode_rgb_png, encoder_version
+from rose_gen.render.png import (
+    DEFAULT_PNG_ENCODER,
+    DEFAULT_PNG_LEVEL,
+    PNG_ENCODERS,
+    encode_rgb_png,
+    encoder_version,
+)
 from tests.fixtures.latin_source import latin_overrides
 
 
@@ -66,6 +72,28 @@ def test_every_writer_is_lossless_and_deterministic(name: str):
     assert np.array_equal(decode(first), image)
 
 
+def test_zlibng_up_writes_the_up_filter_on_every_row_and_one_idat():
+    png = encode_rgb_png(grid_like(), 2, "zlibng-up")
+    assert row_filters(png) == {2}
+    assert png.count(b"IDAT") == 1 and png.startswith(b"\x89PNG\r\n\x1a\n") and png.endswith(b"IEND\xaeB`\x82")
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (7, 1), (33, 45)])
+def test_zlibng_up_is_lossless_on_awkward_shapes_and_wrapping_values(shape: tuple[int, int]):
+    rng = np.random.default_rng(sum(shape))
+    image = rng.integers(0, 256, (*shape, 3), dtype=np.uint8)
+    image[..., 0] = 255 * (np.arange(shape[1]) % 2)  # 0 <-> 255 jumps: the Up difference wraps
+    assert np.array_equal(decode(encode_rgb_png(image, 2, "zlibng-up")), image)
+    with pytest.raises(ValueError, match="RGB uint8"):
+        encode_rgb_png(image[..., :2], 2, "zlibng-up")
+
+
+def test_zlibng_up_compresses_at_the_level_it_is_given():
+    image = np.concatenate([grid_like(seed) for seed in range(4)], axis=1)
+    stored, default = encode_rgb_png(image, 0, "zlibng-up"), encode_rgb_png(image, 2, "zlibng-up")
+    assert len(default) < len(stored) / 2 and default != encode_rgb_png(image, 6, "zlibng-up")
+
+
 def test_libpng_up_writes_the_up_filter_on_every_row():
     # Up (2) on every row but the first, which libpng may write as None (0) or Up
     filters = row_filters(encode_rgb_png(grid_like(), 1, "libpng-up"))
@@ -73,33 +101,37 @@ def test_libpng_up_writes_the_up_filter_on_every_row():
     assert len(row_filters(encode_rgb_png(grid_like(), 1, "pillow"))) >= 1
 
 
-def test_writers_differ_only_in_bytes_on_a_real_release(tmp_path: Path):
+@pytest.mark.parametrize("writer", ["zlibng-up", "libpng-up"])
+def test_writers_differ_only_in_bytes_on_a_real_release(tmp_path: Path, writer: str):
     runs = {}
-    for name in ("libpng-up", "pillow"):
+    for name in (writer, "pillow"):
         out = tmp_path / name
         config = load_config([f"output_dir={out}", "progress=false", f"render.png_encoder={name}",
                               *latin_overrides(scenes=2, dev=1)])
         runs[name] = generate_release(config).path
-    new, old = sorted(runs["libpng-up"].rglob("*.png")), sorted(runs["pillow"].rglob("*.png"))
-    assert [p.relative_to(runs["libpng-up"]) for p in new] == [p.relative_to(runs["pillow"]) for p in old]
+    new, old = sorted(runs[writer].rglob("*.png")), sorted(runs["pillow"].rglob("*.png"))
+    assert [p.relative_to(runs[writer]) for p in new] == [p.relative_to(runs["pillow"]) for p in old]
     new_bytes = sum(p.stat().st_size for p in new)
     old_bytes = sum(p.stat().st_size for p in old)
     assert new_bytes <= 1.3 * old_bytes  # the size bound
     assert any(a.read_bytes() != b.read_bytes() for a, b in zip(new, old, strict=True))
     for a, b in zip(new, old, strict=True):
         assert np.array_equal(decode(a.read_bytes()), decode(b.read_bytes())), a.name
-    summary = json.loads((runs["libpng-up"] / "export_summary.json").read_text(encoding="utf-8"))
-    assert summary["config"]["render"]["png_encoder"] == "libpng-up"
+    summary = json.loads((runs[writer] / "export_summary.json").read_text(encoding="utf-8"))
+    assert summary["config"]["render"]["png_encoder"] == writer
     assert summary["versions"]["libpng (imagecodecs)"].startswith("libpng ")
+    assert summary["versions"]["zlib-ng (imagecodecs)"].startswith("zlib_ng ")
     assert summary["versions"]["imagecodecs"] != "not installed"
 
 
 def test_default_and_legacy_records():
-    assert DEFAULT_PNG_ENCODER == "libpng-up"
-    assert "imagecodecs" in encoder_version("libpng-up") and "pillow" in encoder_version("pillow")
+    assert (DEFAULT_PNG_ENCODER, DEFAULT_PNG_LEVEL) == ("zlibng-up", 2)
+    assert "zlib_ng" in encoder_version("zlibng-up") and "libpng" in encoder_version("libpng-up")
+    assert "pillow" in encoder_version("pillow")
     # a config recorded before render.png_encoder existed was written by Pillow
     recorded = recorded_config(compose_config(["profile=mini"]))
-    assert config_from_recorded(recorded).render.png_encoder == "libpng-up"
+    assert recorded["render"]["png_compress_level"] == DEFAULT_PNG_LEVEL
+    assert config_from_recorded(recorded).render.png_encoder == "zlibng-up"
     del recorded["render"]["png_encoder"]
     assert config_from_recorded(recorded).render.png_encoder == "pillow"
 
