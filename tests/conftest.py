@@ -97,3 +97,20 @@ def _private_request_cache(tmp_path_factory, monkeypatch) -> None:
     child processes): local test servers reuse ports, so a shared cache would answer one
     test's requests with another's replies and hide what the test sends."""
     monkeypatch.setenv("ROSE_CACHE_DIR", str(tmp_path_factory.mktemp("rose-cache")))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Modules with slow end-to-end tests first, their slow tests leading (stable otherwise):
+    with one xdist worker per core the long tests start at once and the quick ones fill in
+    behind them, instead of a long test starting last and running alone while the other core
+    idles. A module stays together, so its module-scoped fixtures are made once per worker."""
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::", 1)[0], i)
+    slow_modules = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
+
+    def key(item: pytest.Item) -> tuple[bool, int, bool]:
+        module = item.nodeid.split("::", 1)[0]
+        return module not in slow_modules, first[module], item.get_closest_marker("slow") is None
+
+    items.sort(key=key)

@@ -97,6 +97,7 @@ def test_planted_invisible_exception_is_flagged(copy, capsys) -> None:
     assert not record["ok"] and record["standard_flagged"] == 1
 
 
+@pytest.mark.slow
 def test_non_identical_majority_is_a_problem_only_for_standard(copy, tmp_path) -> None:
     row = next(r for r in _t1_rows(copy) if r["rose_subset"] == GLYPH)
     cell = next((r, c) for r in range(1, row["rows"] + 1) for c in range(1, row["cols"] + 1)

@@ -42,6 +42,7 @@ def single(tmp_path_factory) -> Path:
     return generate_release(load_config([f"output_dir={out}", "workers=1", *SMALL])).path
 
 
+@pytest.mark.slow
 def test_three_shards_on_joblib_merge_byte_identical_to_one_process(single, tmp_path) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -69,6 +70,7 @@ def test_three_shards_on_joblib_merge_byte_identical_to_one_process(single, tmp_
     assert sorted(p.name for p in work.iterdir()) == ["rel"]  # no multirun/, outputs/ or shard folders left
 
 
+@pytest.mark.slow
 def test_submitit_local_launcher_runs_the_shards_then_merges(single, tmp_path) -> None:
     done = _rose_gen(tmp_path, "-m", "hydra/launcher=submitit_local", "shard.index=range(0,2)", "shard.count=2",
                      "output_dir=rel", "shard.keep=true", *SMALL)
@@ -88,6 +90,7 @@ def _leftovers(shards: Path) -> list[str]:
     return sorted(p.name for p in shards.glob(".*")) if shards.is_dir() else []
 
 
+@pytest.mark.slow
 def test_a_killed_shard_ends_in_one_line_each_and_the_rerun_makes_it_identical(single, tmp_path) -> None:
     sweep = ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "shard.index=range(0,3)", "shard.count=3",
              "output_dir=rel", *SMALL]
@@ -115,6 +118,7 @@ def test_a_killed_shard_ends_in_one_line_each_and_the_rerun_makes_it_identical(s
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rel"]
 
 
+@pytest.mark.slow
 def test_a_killed_submitit_job_names_its_log(tmp_path) -> None:
     killed = _rose_gen(tmp_path, "-m", "hydra/launcher=submitit_local", "shard.index=range(0,2)", "shard.count=2",
                        "output_dir=rel", *SMALL, **{KILL_SHARD_ENV: "0"})
