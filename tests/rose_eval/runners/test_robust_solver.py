@@ -156,24 +156,6 @@ def test_full_resolution_is_kept_where_the_working_size_blurs_an_edit() -> None:
     assert robust_solver.clearer([fine, fine]) is fine  # a tie keeps the later (full-size) reading
 
 
-def test_of_two_clear_cuts_the_one_finding_the_second_identity_is_kept() -> None:
-    # Hard PixelContent with two exception identities (a dev-split scene, seed 1001): at the
-    # working size the far identity stands alone (67.7 against a majority up to 20.1) and the
-    # near one sinks into the majority (16.5-19.2); at full size all five stand clear (27.0-74.9
-    # against at most 9.3). Both cuts are clear; the working size's is clearer (it isolates one
-    # far cell), the full size's finds all five.
-    rng = np.random.default_rng(3)
-    coarse = rng.uniform(5.0, 20.1, size=(12, 13))
-    fine = rng.uniform(1.0, 9.3, size=(12, 13))
-    cells = [5, 40, 77, 101, 150]
-    coarse.flat[cells] = [67.7, 19.2, 18.1, 17.4, 16.5]
-    fine.flat[cells] = [74.9, 31.3, 30.2, 27.3, 27.0]
-    assert set(np.flatnonzero(robust_solver.separate(coarse))) == {5}
-    assert robust_solver.cut_clarity(coarse) > robust_solver.cut_clarity(fine) >= robust_solver.CLEAR_CUT
-    for order in ([coarse, fine], [fine, coarse]):
-        assert set(np.flatnonzero(robust_solver.separate(robust_solver.clearer(order)))) == set(cells)
-
-
 def test_a_small_clean_step_above_a_quiet_majority_is_cut() -> None:
     # Hard PixelEdit at full size (a dev-split scene, seed 1001): a quiet majority (centre 1.8,
     # at most 6.4) and five one-pixel edits at 9.3-10.4: under MIN_SEPARATION 8 above the
