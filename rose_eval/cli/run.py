@@ -21,7 +21,7 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Container, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,7 @@ from rose_eval.runners.predictions import (
     PredictionRow,
     PredictionsError,
     PredictionsFile,
+    RowKey,
     check_resumable,
     manifest_path_for,
     write_manifest,
@@ -284,11 +285,26 @@ def estimate_run(items: Sequence[DatasetItem], endpoint: EndpointConfig, epochs:
                        prompt_tokens_low=low * epochs, max_completion_tokens=n * max(0, endpoint.max_tokens))
 
 
-def tasks_of(items: Sequence[DatasetItem], epochs: int) -> list[Task]:
-    """Every (item, epoch) of a run, epoch by epoch (a single-epoch run's tasks carry no epoch)."""
-    if epochs == 1:
-        return [Task(item) for item in items]
-    return [Task(item, epoch) for epoch in range(1, epochs + 1) for item in items]
+class TaskPlan:
+    """The (item, epoch) tasks of a run not yet ``done``, epoch by epoch (a single-epoch run's
+    tasks carry no epoch), made one at a time as the workers take them: a run holds its items,
+    never a list of items x epochs tasks, so its memory does not grow with ``--epochs``."""
+
+    def __init__(self, items: Sequence[DatasetItem], epochs: int, done: Container[RowKey] = ()) -> None:
+        self.items, self.epochs, self.done = items, epochs, done
+        self.total = len(items) * epochs  # every task, done or not
+        self._todo = sum(1 for _ in self)
+
+    def __iter__(self) -> Iterator[Task]:
+        for epoch in [None] if self.epochs == 1 else range(1, self.epochs + 1):
+            for item in self.items:
+                task = Task(item, epoch)
+                if task.key not in self.done:
+                    yield task
+
+    def __len__(self) -> int:
+        """The tasks still to run."""
+        return self._todo
 
 
 # ---------------------------------------------------------------------------- answerers
@@ -347,12 +363,13 @@ class RunStats:
     interrupted: bool
 
 
-def run_items(items: Sequence[Task], answer: Answerer, out: PredictionsFile, *, concurrency: int,
+def run_items(items: Collection[Task] | TaskPlan, answer: Answerer, out: PredictionsFile, *, concurrency: int,
               progress: bool, label: str) -> RunStats:
-    """Answer the tasks ``items`` with ``concurrency`` worker threads; the main thread writes rows."""
-    todo: queue.Queue[Task] = queue.Queue()
-    for item in items:
-        todo.put(item)
+    """Answer the tasks ``items`` with ``concurrency`` worker threads, each taking the next task
+    when it is free; the main thread writes rows."""
+    total = len(items)
+    pending = iter(items)
+    take = threading.Lock()  # one worker at a time advances ``pending`` (a generator for a TaskPlan)
     results: queue.Queue[PredictionRow] = queue.Queue()
     stop = threading.Event()
     retry_lock = threading.Lock()
@@ -364,9 +381,9 @@ def run_items(items: Sequence[Task], answer: Answerer, out: PredictionsFile, *, 
 
     def worker() -> None:
         while not stop.is_set():
-            try:
-                item = todo.get_nowait()
-            except queue.Empty:
+            with take:
+                item = next(pending, None)
+            if item is None:
                 return
             try:
                 row = answer(item, stop, on_retry)
@@ -376,14 +393,14 @@ def run_items(items: Sequence[Task], answer: Answerer, out: PredictionsFile, *, 
             results.put(row)
 
     threads = [threading.Thread(target=worker, daemon=True, name=f"rose-run-{i}")
-               for i in range(min(concurrency, max(1, len(items))))]
+               for i in range(min(concurrency, max(1, total)))]
     for thread in threads:
         thread.start()
     done = failed = 0
-    bar = tqdm(total=len(items), desc=f"rose-run {label}", unit="item", file=sys.stderr, disable=not progress,
+    bar = tqdm(total=total, desc=f"rose-run {label}", unit="item", file=sys.stderr, disable=not progress,
                dynamic_ncols=True)
     try:
-        while done + failed < len(items):
+        while done + failed < total:
             try:
                 row = results.get(timeout=0.2)
             except queue.Empty:
@@ -499,9 +516,8 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"rose-run: note: ${args.api_key_env} is empty; sending no Authorization header", file=sys.stderr)
 
     predictions = PredictionsFile(config.output, overwrite=args.overwrite)
-    tasks = tasks_of(split.items, config.epochs)
-    todo = [task for task in tasks if task.key not in predictions.done_keys]
-    skipped = len(tasks) - len(todo)
+    todo = TaskPlan(split.items, config.epochs, predictions.done_keys)
+    skipped = todo.total - len(todo)
     write_manifest(man_path, {**man, "status": "running"})
     print(f"rose-run: {len(split.items)} selected{repeats}, {skipped} already done, {len(todo)} to run -> "
           f"{config.output}", file=sys.stderr)
@@ -527,13 +543,13 @@ def _main(argv: Sequence[str] | None) -> int:
     write_manifest(man_path, {**man, "status": status, **notes,
                               "counts": {"selected": len(split.items),
                                          **({} if config.epochs == 1 else {"epochs": config.epochs,
-                                                                           "answers": len(tasks)}),
+                                                                           "answers": todo.total}),
                                          "succeeded": skipped + stats.done,
                                          "failed": stats.failed,
                                          "not_run": len(todo) - stats.done - stats.failed},
                               **({} if limiter is None else {"rate_limit": asdict(limiter.stats())}),
                               **({} if config.endpoint is None else {"cache": describe_cache(cache)})})
-    summary = (f"rose-run: {status}: {skipped + stats.done}/{len(tasks)} answered, {stats.failed} failed, "
+    summary = (f"rose-run: {status}: {skipped + stats.done}/{todo.total} answered, {stats.failed} failed, "
                f"{stats.retries} retries")
     if cache is not None and cache.hits:
         summary += f"; {cache.hits} answered from the cache ({cache.path})"
