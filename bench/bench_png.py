@@ -14,10 +14,14 @@ Recorded with ``--writers`` (v0_1 release, 300 images, best of 2, 2026-12-03, ma
     libpng, adaptive            1.14           1.01
     libpng, filter none         0.33           1.25
     libpng, filter sub          0.33           1.23
-    libpng, filter up           0.32-0.34      1.05   <- render.png_encoder=libpng-up (default)
+    libpng, filter up           0.32-0.34      1.05   <- render.png_encoder=libpng-up
     libspng                     1.92           1.01
     numpy Up + stdlib zlib      0.37           1.05   (bytes depend on the system zlib)
-    numpy Up + zlib-ng          0.12           1.39   (over the 1.3x size bound)
+    numpy Up + zlib-ng          0.12           1.39   (level 1: over the 1.3x size bound)
+
+Then (2026-12-07, 100 images, ``--writers``, bench/png_writers.md): zlib-ng at level 2
+(``deflate_fast``) 0.17x Pillow's CPU at 0.76x its bytes: ``render.png_encoder=zlibng-up``
+with ``render.png_compress_level=2``, the default since.
 
 Grid images repeat down the columns, so the Up filter leaves rows of near zeros that zlib
 packs at level 1; libpng with one fixed filter skips the per-row trial that is most of
