@@ -6,8 +6,9 @@ Usage: .venv/bin/python bench/bench_gen.py [--profile v0_1] [--workers 2] [--out
    with ``workers`` processes: wall time, images/s, peak RSS of the main process and of
    the largest worker.
 2. The floor: the same images, decoded beforehand (untimed), PNG-encoded again by Pillow at
-   the release's zlib level (level 1; issue 27's comparator, whatever ``render.png_encoder``
-   the release used) by ``workers``
+   zlib level 1 (issue 27's comparator, whatever ``render.png_encoder`` and
+   ``render.png_compress_level`` the release used; before the default level became 2 the
+   two were the same) by ``workers``
    processes; the floor is the slowest worker's summed encoding time (images are spread
    over workers by pixel count). ``--no-floor`` skips it (memory runs).
 3. Peak RSS: ``ru_maxrss`` of the main process and of the largest worker, and the peak of
@@ -186,13 +187,16 @@ def _encode_share(paths: list[str], level: int) -> float:
             im.load()
             rgb = im.convert("RGB")
         t0 = time.perf_counter()
-        rgb.save(io.BytesIO(), format="PNG", compress_level=level)  # the comparator: Pillow at the release's level
+        rgb.save(io.BytesIO(), format="PNG", compress_level=level)  # the comparator: Pillow at level 1
         total += time.perf_counter() - t0
     return total
 
 
-def png_floor(release: Path, workers: int, level: int = 1) -> tuple[float, int]:
-    """Slowest worker's time to PNG-encode its share of the release's images (the release's zlib level)."""
+FLOOR_LEVEL = 1  # issue 27's comparator: Pillow at zlib level 1, whatever level the release was written at
+
+
+def png_floor(release: Path, workers: int, level: int = FLOOR_LEVEL) -> tuple[float, int]:
+    """Slowest worker's time to PNG-encode its share of the release's images with Pillow at ``level``."""
     images = sorted(release.joinpath("images").rglob("*.png"))
     sized = []
     for p in images:
@@ -372,7 +376,7 @@ def main() -> None:
     if args.no_floor:
         floor, n_images = float("nan"), 2 * result.scenes
     else:
-        floor, n_images = png_floor(result.path, args.workers, config.render.png_compress_level)
+        floor, n_images = png_floor(result.path, args.workers)
     floor_wall = time.perf_counter() - t1
     cpu2 = _cpu()
     gen_cpu = (cpu1[0] - cpu0[0]) + (cpu1[1] - cpu0[1])
