@@ -29,7 +29,7 @@ from rose_gen.release.shards import (
     read_shard_summary,
     shard_records,
 )
-from rose_gen.scene.plan import apply_cuts, difficulty_cuts
+from rose_gen.scene.difficulty import apply_cuts, difficulty_cuts
 
 # Summary keys every shard of one release must agree on, with what a mismatch means.
 _SAME: tuple[tuple[str, str], ...] = (
@@ -164,8 +164,8 @@ def ranked_cuts(shards: Sequence[Shard], total: int,
 
     Streams the shard records and keeps only each task's (score, tie_break), so no scene spec
     is held: pass 2 labels each scene with its subset's cuts as it goes
-    (:func:`rose_gen.scene.plan.apply_cuts`), the same labels a whole-subset
-    :func:`~rose_gen.scene.plan.rank_difficulty` gives.
+    (:func:`rose_gen.scene.difficulty.apply_cuts`), the same labels a whole-subset
+    :func:`~rose_gen.scene.difficulty.rank_difficulty` gives.
     """
     records = (record["scene"] for _, record in _release_records(shards, total))
     cuts: dict[str, dict[str, tuple[int, float]]] = {}
