@@ -2,14 +2,20 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_merge.py SHARDS [SHARDS ...] --out DIR [--repo PATH]
+    .venv/bin/python bench/bench_merge.py SHARDS [SHARDS ...] --out DIR [--workers N ...] [--repo PATH]
         [--bin .venv/bin] [--compare REF_DIR ...] [--keep]
 
 Each ``SHARDS`` is a folder of shard folders (``<out>.shards``, made by
-``rose-gen shard.index=<i> shard.count=<n> ...``). For each, the whole command
-``/usr/bin/time -v <bin>/rose-gen merge SHARDS DIR/<name>`` is run (start-up, imports,
-hashing, ranking, rows, Parquet, summary and rename included) and its maximum resident set
-size, wall and CPU are printed as one table row. ``--repo`` puts a checkout first on
+``rose-gen shard.index=<i> shard.count=<n> ...``). For each, and each ``--workers`` count
+(default 1), the whole command ``/usr/bin/time -v <bin>/rose-gen merge SHARDS DIR/<name>
+--workers N`` is run (start-up, imports, hashing, ranking, rows, Parquet, summary and rename
+included) and printed as one table row: the largest resident set of any one of its processes
+(``/usr/bin/time``: the merge's own, or a worker's), the peak of the resident sets of all its
+processes summed (sampled every 50 ms: an upper bound, a shared library's pages count once per
+process), wall, CPU user+sys of all its processes (``/usr/bin/time``) and of the merge process
+and each worker process alone (their last sample; helpers under 0.05 s, such as multiprocessing's
+resource tracker, left out), and the 1-minute load average before and after
+(the machine may be shared: wall moves with it, memory and CPU much less). ``--repo`` puts a checkout first on
 ``PYTHONPATH`` (to time another commit's code with the same venv, and so that shard sets
 made with the Latin test source, ``plugins=[tests.fixtures.latin_source]``, import it).
 ``--compare REF`` (one per shard set) checks the merged release is byte-identical to
@@ -31,7 +37,9 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 _FIELDS = {
     "rss_mb": (r"Maximum resident set size \(kbytes\): (\d+)", lambda v: int(v) / 1024),
@@ -49,19 +57,71 @@ def wall_seconds(text: str) -> float:
     return seconds
 
 
-def time_merge(rose_bin: Path, shards: Path, out: Path, repo: Path | None) -> dict[str, float]:
-    """Run ``rose-gen merge shards out`` under ``/usr/bin/time -v``; its peak RSS (MB), wall and CPU (s)."""
+def _descendants(root: int) -> list[tuple[int, int]]:
+    """``root``'s child processes, theirs, and so on (from /proc), each with its depth (1: a child)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [(root, 0)]
+    while todo:
+        parent, depth = todo.pop()
+        for child in children.get(parent, []):
+            out.append((child, depth + 1))
+            todo.append((child, depth + 1))
+    return out
+
+
+def _rss_and_cpu(pid: int) -> tuple[float, float]:
+    """(resident set in MB, CPU user+sys in s so far) of a process; (0, 0) once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20, (int(fields[11]) + int(fields[12])) / tick
+
+
+def time_merge(rose_bin: Path, shards: Path, out: Path, repo: Path | None, workers: int = 1) -> dict[str, Any]:
+    """Run ``rose-gen merge shards out --workers N`` under ``/usr/bin/time -v``: peak RSS of one process and
+    of all summed (MB), wall and CPU (s; of all, of the merge process, of each worker), load before and after."""
     env = dict(os.environ)
     if repo is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(repo), env.get("PYTHONPATH", "")) if p)
-    cmd = ["/usr/bin/time", "-v", str(rose_bin / "rose-gen"), "merge", str(shards), str(out)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"bench_merge: {' '.join(cmd[2:])} failed (exit {done.returncode}): "
-                 f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}")
-    figures: dict[str, float] = {}
+    cmd = ["/usr/bin/time", "-v", str(rose_bin / "rose-gen"), "merge", str(shards), str(out), "--workers", str(workers)]
+    load_before = os.getloadavg()[0]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak, cpu, stop = [0.0], {}, threading.Event()  # cpu: pid -> (depth, last CPU seen)
+
+    def sample() -> None:
+        while not stop.wait(0.05):
+            total = 0.0
+            for pid, depth in _descendants(proc.pid):
+                rss, seconds = _rss_and_cpu(pid)
+                total += rss
+                if seconds:
+                    cpu[pid] = (depth, seconds)
+            peak[0] = max(peak[0], total)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, stderr = proc.communicate()
+    stop.set()
+    sampler.join()
+    if proc.returncode != 0:
+        sys.exit(f"bench_merge: {' '.join(cmd[2:])} failed (exit {proc.returncode}): "
+                 f"{stderr.strip().splitlines()[-1] if stderr.strip() else ''}")
+    figures: dict[str, Any] = {"sum_rss_mb": peak[0], "load_before": load_before, "load_after": os.getloadavg()[0],
+                               "main_cpu_s": sum(s for d, s in cpu.values() if d == 1),
+                               "worker_cpu_s": sorted((s for d, s in cpu.values() if d > 1 and s >= 0.05), reverse=True)}
     for name, (pattern, convert) in _FIELDS.items():
-        match = re.search(pattern, done.stderr)
+        match = re.search(pattern, stderr)
         assert match, f"/usr/bin/time gave no {name}"
         figures[name] = convert(match.group(1))
     figures["wall_s"] = wall_seconds(str(figures.pop("wall")))
@@ -120,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, default=None, help="checkout put first on PYTHONPATH")
     parser.add_argument("--compare", type=Path, action="append", default=[],
                         help="reference release per shard set: the merge must be byte-identical to it")
+    parser.add_argument("--workers", nargs="+", type=int, default=[1], metavar="N",
+                        help="merge each shard set with each of these rose-gen merge --workers counts (default 1)")
     parser.add_argument("--keep", action="store_true", help="keep the merged releases")
     args = parser.parse_args(argv)
     repo = args.repo or Path(__file__).resolve().parents[1]
@@ -128,24 +190,30 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give shard sets or --make KIND:SCALE")
     if args.compare and len(args.compare) != len(args.shards) + len(made):
         parser.error("give one --compare per shard set")
+    if min(args.workers) < 1:
+        parser.error("--workers counts must be at least 1")
     args.shards += [make_shard_set(args.bin, kind, scale, args.work, repo) for kind, scale in made]
     args.out.mkdir(parents=True, exist_ok=True)
-    print("| shard set | scenes | peak RSS (MB) | wall (s) | CPU user+sys (s) | identical |")
-    print("|---|---|---|---|---|---|")
+    print("| shard set | scenes | --workers | peak RSS, one process (MB) | peak RSS, all processes summed (MB) "
+          "| wall (s) | CPU user+sys (s) | of it: merge process / each worker (s) | load before → after | identical |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for i, shards in enumerate(args.shards):
-        out = args.out / shards.name.removesuffix(".shards")
-        if out.exists():
-            shutil.rmtree(out)
-        fig = time_merge(args.bin, shards, out, repo)
-        same = "-"
-        if args.compare:
-            diff = subprocess.run(["diff", "-rq", str(args.compare[i]), str(out)], capture_output=True, text=True,
-                                  check=False)
-            same = "yes" if diff.returncode == 0 else f"NO ({len(diff.stdout.splitlines())} files differ)"
-        print(f"| {shards.name} | {scenes_of(shards):,} | {fig['rss_mb']:.0f} | {fig['wall_s']:.1f} | "
-              f"{fig['user_s'] + fig['sys_s']:.1f} | {same} |", flush=True)
-        if not args.keep and not args.compare:
-            shutil.rmtree(out)
+        for workers in args.workers:
+            out = args.out / f"{shards.name.removesuffix('.shards')}-w{workers}"
+            if out.exists():
+                shutil.rmtree(out)
+            fig = time_merge(args.bin, shards, out, repo, workers)
+            same = "-"
+            if args.compare:
+                diff = subprocess.run(["diff", "-rq", str(args.compare[i]), str(out)], capture_output=True,
+                                      text=True, check=False)
+                same = "yes" if diff.returncode == 0 else f"NO ({len(diff.stdout.splitlines())} files differ)"
+            split = " / ".join(f"{s:.1f}" for s in [fig["main_cpu_s"], *fig["worker_cpu_s"]])
+            print(f"| {shards.name} | {scenes_of(shards):,} | {workers} | {fig['rss_mb']:.0f} | {fig['sum_rss_mb']:.0f} | "
+                  f"{fig['wall_s']:.1f} | {fig['user_s'] + fig['sys_s']:.1f} | {split} | "
+                  f"{fig['load_before']:.1f} → {fig['load_after']:.1f} | {same} |", flush=True)
+            if not args.keep and not args.compare:
+                shutil.rmtree(out)
     return 0
 
 

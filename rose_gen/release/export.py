@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,7 +43,7 @@ from rose_eval.vocab import SPLITS, TEMPLATE_ORDER, ordered_subsets
 from rose_gen.core.schema import SceneRows
 from rose_gen.release.card import dataset_card, licenses_text
 from rose_gen.release.features import ColumnCollector, describe
-from rose_gen.release.folder import AtomicFolder, ReleaseError, json_line
+from rose_gen.release.folder import AtomicFolder, ReleaseError, json_line, line_starts
 from rose_gen.release.parquet import (
     DEFAULT_MAX_BYTES_PER_GROUP,
     parquet_names,
@@ -120,7 +120,7 @@ class _JsonlSink:
 
     def __init__(self, path: Path, every: int = 0) -> None:
         self.path = path
-        self.fh = open(path, "wb")  # noqa: SIM115 - closed by ReleaseWriter.close
+        self.fh = open(path, "wb")  # noqa: SIM115 - closed by ReleaseRows.close
         self.digest = hashlib.sha256()
         self.rows = 0
         self.size = 0
@@ -136,9 +136,111 @@ class _JsonlSink:
         self.rows += 1
         self.size += len(data)
 
+    def append_file(self, path: Path, rows: int) -> None:
+        """Append the ``rows`` lines of the JSONL file ``path``: the same bytes, hash and offsets as
+        writing its rows here one by one."""
+        first, base, step, ends = self.rows, self.size, self.every, 0
+        if step and first and rows and first % step == 0:
+            self.offsets.append(base)
+        # the file's rows first + j (0 < j < rows) that start a step; row first + j starts its line j
+        wanted = range((first // step + 1) * step - first, rows, step) if step else ()
+        with open(path, "rb") as fh:
+            for block, n, starts in line_starts(fh, wanted):
+                self.offsets += [base + at for at in starts]
+                self.digest.update(block)
+                self.fh.write(block)
+                self.size += len(block)
+                ends += n
+        if ends != rows:
+            raise ReleaseError(f"{path} holds {ends} rows, not the {rows} written to it; it was changed meanwhile")
+        self.rows += rows
+
     def close(self) -> None:
         if not self.fh.closed:
             self.fh.close()
+
+
+@dataclass(frozen=True)
+class RowsPart:
+    """The rows :class:`ReleaseRows` wrote for a run of scenes into files of its own (in a worker
+    process), to be appended to the release's with :meth:`ReleaseRows.extend`: small (no rows)."""
+
+    files: Mapping[str, tuple[Path, int]]  # release path -> (the part's file, its rows)
+    columns: Mapping[str, ColumnCollector]
+    scene_counts: Counter[tuple[str, str]]
+    task_counts: Counter[tuple[str, str, str]]
+    bridge_counts: Counter[tuple[str, str]]
+
+
+class ReleaseRows:
+    """A release's task rows as its scenes arrive: each JSONL file written and hashed on the way,
+    the column types and the counts; no rows are kept.
+
+    ``target`` gives the file a release path is written to; ``files`` holds the images stored so
+    far (a row must name one). :meth:`part` and :meth:`extend` join the rows of runs of scenes
+    written apart (by the merge's worker processes), in order, into the same bytes.
+    """
+
+    def __init__(self, settings: ExportSettings, target: Callable[[str], Path], files: Container[str]) -> None:
+        self.settings, self.target, self.files = settings, target, files
+        self.sinks: dict[str, _JsonlSink] = {}
+        self.columns = {s: ColumnCollector() for s in SPLITS}
+        self.scene_counts: Counter[tuple[str, str]] = Counter()
+        self.task_counts: Counter[tuple[str, str, str]] = Counter()
+        self.bridge_counts: Counter[tuple[str, str]] = Counter()
+
+    def sink(self, rel: str) -> _JsonlSink:
+        """The JSONL file at release path ``rel`` (opened on first use)."""
+        if rel not in self.sinks:
+            every = self.settings.file_rows_step if rel in {main_file(s) for s in SPLITS} else 0
+            self.sinks[rel] = _JsonlSink(self.target(rel), every)
+        return self.sinks[rel]
+
+    def add(self, rows: SceneRows) -> None:
+        """Append one scene's main and bridge rows (its images must be stored already)."""
+        for row in rows.main:
+            if row["image"] not in self.files:
+                raise ReleaseError(f"row {row['item_id']} names image {row['image']} that the scene did not render")
+            split = _split_of(row)
+            self.sink(main_file(split)).write(row)
+            self.columns[split].add(row)
+            self.task_counts[(row["rose_subset"], split, row["task_template"])] += 1
+        if rows.main:
+            self.scene_counts[(rows.main[0]["rose_subset"], _split_of(rows.main[0]))] += 1
+        for template, bridge in rows.bridges.items():
+            if template not in BRIDGE_DIRS:
+                raise ReleaseError(f"bridge template {template} has no analysis folder; known: {sorted(BRIDGE_DIRS)}")
+            for row in bridge:
+                split = _split_of(row)
+                self.bridge_counts[(template, split)] += 1
+                if self.settings.bridges:
+                    self.sink(f"{BRIDGE_DIRS[template]}/metadata_{split}.jsonl").write(row)
+
+    def close(self) -> None:
+        for sink in self.sinks.values():
+            sink.close()
+
+    def part(self) -> RowsPart:
+        """What :meth:`extend` needs to append these rows to another :class:`ReleaseRows` (closes the files)."""
+        self.close()
+        return RowsPart({rel: (sink.path, sink.rows) for rel, sink in self.sinks.items()}, self.columns,
+                        self.scene_counts, self.task_counts, self.bridge_counts)
+
+    def extend(self, part: RowsPart) -> None:
+        """Append ``part``'s rows after these, as if its scenes had been added here (its files are removed)."""
+        for rel, (path, rows) in part.files.items():
+            self.sink(rel).append_file(path, rows)
+            path.unlink()
+        for split, collector in part.columns.items():
+            self.columns[split] = self.columns[split].then(collector)
+        self.scene_counts.update(part.scene_counts)
+        self.task_counts.update(part.task_counts)
+        self.bridge_counts.update(part.bridge_counts)
+
+
+def main_file(split: str) -> str:
+    """Release path of a split's main rows."""
+    return f"metadata_{split}.jsonl"
 
 
 class ReleaseWriter(AtomicFolder):
@@ -157,28 +259,29 @@ class ReleaseWriter(AtomicFolder):
         # bounds the commit's memory; 1 writes one file at a time (the merge's default).
         self.parquet_writers = max(1, int(parquet_writers))
         self.open_parquet_peak = 0  # most Parquet files open at once during commit (tests check the bound)
-        self.sinks: dict[str, _JsonlSink] = {}
-        self.columns = {s: ColumnCollector() for s in SPLITS}
-        self.scene_counts: Counter[tuple[str, str]] = Counter()
-        self.task_counts: Counter[tuple[str, str, str]] = Counter()
-        self.bridge_counts: Counter[tuple[str, str]] = Counter()
+        self._task_rows: ReleaseRows | None = None  # made on __enter__ (a row checks its image in self.files)
 
     def __enter__(self) -> ReleaseWriter:
         super().__enter__()
+        self._task_rows = ReleaseRows(self.settings, self.target, self.files)
         return self
 
-    def close(self) -> None:
-        for sink in self.sinks.values():
-            sink.close()
+    @property
+    def task_rows(self) -> ReleaseRows:
+        """The release's task rows so far."""
+        assert self._task_rows is not None, "use ReleaseWriter as a context manager"
+        return self._task_rows
 
-    def _sink(self, rel: str, every: int = 0) -> _JsonlSink:
-        if rel not in self.sinks:
-            self.sinks[rel] = _JsonlSink(self.target(rel), every)
-        return self.sinks[rel]
+    def close(self) -> None:
+        if self._task_rows is not None:
+            self._task_rows.close()
+
+    def _sink(self, rel: str) -> _JsonlSink:
+        return self.task_rows.sink(rel)
 
     def main_file(self, split: str) -> str:
         """Release path of a split's main rows."""
-        return f"metadata_{split}.jsonl"
+        return main_file(split)
 
     def add_file(self, rel_path: str, data: bytes) -> None:
         """Store one extra file at ``rel_path`` (release-relative, forward slashes) in the release.
@@ -200,23 +303,7 @@ class ReleaseWriter(AtomicFolder):
 
     def add_rows(self, rows: SceneRows) -> None:
         """Append one scene's main and bridge rows (its images must be stored already)."""
-        for row in rows.main:
-            if row["image"] not in self.files:
-                raise ReleaseError(f"row {row['item_id']} names image {row['image']} that the scene did not render")
-            split = _split_of(row)
-            self._sink(self.main_file(split), self.settings.file_rows_step).write(row)
-            self.columns[split].add(row)
-            self.task_counts[(row["rose_subset"], split, row["task_template"])] += 1
-        if rows.main:
-            self.scene_counts[(rows.main[0]["rose_subset"], _split_of(rows.main[0]))] += 1
-        for template, bridge in rows.bridges.items():
-            if template not in BRIDGE_DIRS:
-                raise ReleaseError(f"bridge template {template} has no analysis folder; known: {sorted(BRIDGE_DIRS)}")
-            for row in bridge:
-                split = _split_of(row)
-                self.bridge_counts[(template, split)] += 1
-                if self.settings.bridges:
-                    self._sink(f"{BRIDGE_DIRS[template]}/metadata_{split}.jsonl").write(row)
+        self.task_rows.add(rows)
 
     def commit(self, info: ReleaseInfo) -> tuple[Path, bool]:
         """Write Parquet, card, licences and summary; move into place.
@@ -225,7 +312,7 @@ class ReleaseWriter(AtomicFolder):
         release was already there and left untouched.
         """
         assert self.tmp is not None, "use ReleaseWriter as a context manager"
-        tmp = self.tmp
+        tmp, task = self.tmp, self.task_rows
         for split in SPLITS:  # every JSONL file exists, even without rows
             self._sink(self.main_file(split))
             if self.settings.bridges:
@@ -233,16 +320,16 @@ class ReleaseWriter(AtomicFolder):
                     self._sink(f"{folder}/metadata_{split}.jsonl")
         self.close()
         control_counts = self._write_controls(info)
-        for rel, sink in self.sinks.items():
+        for rel, sink in task.sinks.items():
             self.files[rel] = sink.digest.hexdigest()
-        columns = self.columns["dev"].then(self.columns["test"]).columns()
+        columns = task.columns["dev"].then(task.columns["test"]).columns()
         parquet_files: dict[str, list[str]] = {}
         s = replace(self.settings, parquet_rows_per_file=self.settings.rows_per_file(
-            [self.sinks[self.main_file(split)].rows for split in SPLITS]))
+            [task.sinks[self.main_file(split)].rows for split in SPLITS]))
         if s.parquet:  # every file a job, at most parquet_writers at once (pyarrow compresses without the GIL)
             jobs = []
             for split in SPLITS:
-                sink = self.sinks[self.main_file(split)]
+                sink = task.sinks[self.main_file(split)]
                 names = parquet_names(split, sink.rows, s.parquet_rows_per_file)
                 parquet_files[split] = [rel for rel, _, _ in names]
                 jobs += [(rel, read_rows(sink.path, offset, stop - start))
@@ -298,20 +385,21 @@ class ReleaseWriter(AtomicFolder):
         return write_controls(self, self.settings, level, str(render.get("png_encoder", LEGACY_PNG_ENCODER)))
 
     def _counts(self) -> dict[str, Any]:
-        subsets = ordered_subsets(s for s, _ in self.scene_counts)
+        task = self.task_rows
+        subsets = ordered_subsets(s for s, _ in task.scene_counts)
         tasks: dict[str, dict[str, dict[str, int]]] = {}
         for subset in subsets:
             tasks[subset] = {}
             for split in SPLITS:
-                per = {t: self.task_counts[(subset, split, t)] for t in TEMPLATE_ORDER}
+                per = {t: task.task_counts[(subset, split, t)] for t in TEMPLATE_ORDER}
                 tasks[subset][split] = {t: n for t, n in per.items() if n}
-        rows = {sp: self.sinks[self.main_file(sp)].rows for sp in SPLITS}
+        rows = {sp: task.sinks[self.main_file(sp)].rows for sp in SPLITS}
         return {
-            "scenes": {s: {sp: self.scene_counts[(s, sp)] for sp in SPLITS} for s in subsets},
-            "images": {s: {sp: 2 * self.scene_counts[(s, sp)] for sp in SPLITS} for s in subsets},
+            "scenes": {s: {sp: task.scene_counts[(s, sp)] for sp in SPLITS} for s in subsets},
+            "images": {s: {sp: 2 * task.scene_counts[(s, sp)] for sp in SPLITS} for s in subsets},
             "tasks": tasks,
             "rows": rows,
-            "bridge_rows": {t: {sp: self.bridge_counts[(t, sp)] for sp in SPLITS}
+            "bridge_rows": {t: {sp: task.bridge_counts[(t, sp)] for sp in SPLITS}
                             for t in BRIDGE_DIRS} if self.settings.bridges else {},
         }
 

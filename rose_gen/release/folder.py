@@ -11,7 +11,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -35,6 +35,28 @@ def sha256_path(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def line_starts(fh: Any, lines: Iterable[int], block_size: int = 1 << 20) -> Iterator[tuple[bytes, int, list[int]]]:
+    """Read ``fh`` to its end in blocks: each block, how many line ends (``\\n``) it holds and where
+    (byte offsets from where ``fh`` was) those of ``lines`` start that start after one of them.
+
+    ``lines`` are 0-based line numbers of at least 1, rising: line j starts after the j-th line end.
+    """
+    want = iter(lines)
+    nxt, ends, base = next(want, None), 0, 0
+    for block in iter(lambda: fh.read(block_size), b""):
+        n = block.count(b"\n")
+        starts: list[int] = []
+        at, seen = -1, ends
+        while nxt is not None and nxt <= ends + n:
+            while seen < nxt:
+                at, seen = block.index(b"\n", at + 1), seen + 1
+            starts.append(base + at + 1)
+            nxt = next(want, None)
+        yield block, n, starts
+        base += len(block)
+        ends += n
 
 
 def release_files(root: Path) -> list[str]:
@@ -117,6 +139,21 @@ class FileIndex(Mapping[str, str]):
         """Close and delete the index file."""
         self.db.close()
         self.path.unlink(missing_ok=True)
+
+    def keep(self) -> Path:
+        """Close, keeping the index file (for another process to :meth:`take`); its path."""
+        self.db.execute("COMMIT")
+        self.db.close()
+        return self.path
+
+    def take(self, path: Path) -> None:
+        """Add every entry of the index file at ``path`` (made by :meth:`keep`), streamed; then delete it."""
+        other = sqlite3.connect(path)
+        try:
+            self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?)", other.execute("SELECT path, sha FROM files"))
+        finally:
+            other.close()
+        path.unlink()
 
 
 def _dump_summary(summary: Mapping[str, Any], fh: Any) -> None:
@@ -214,6 +251,10 @@ class AtomicFolder:
             shutil.copyfile(source, dest)
         self.files[rel_path] = sha256
 
+    def take_files(self, index: Path) -> None:
+        """Record the files another process wrote into this open folder (a :class:`FolderShare`'s index)."""
+        self.files.take(index)
+
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         """Write the summary file (not listed in itself)."""
         assert self.tmp is not None
@@ -248,3 +289,23 @@ class AtomicFolder:
             os.replace(tmp, out)
         self.tmp = None
         return out, True
+
+
+class FolderShare(AtomicFolder):
+    """Files another process writes into an open :class:`AtomicFolder`: into its partial folder
+    ``partial``, their hashes into an index file of this share's own (``index``), which the folder
+    takes in with :meth:`AtomicFolder.take_files` once :meth:`keep` has closed it.
+
+    Used without ``with``: the folder belongs to the process that opened it.
+    """
+
+    def __init__(self, partial: Path, index: Path) -> None:
+        super().__init__(partial)
+        self.tmp = Path(partial)
+        self._files = FileIndex(index)
+
+    def keep(self) -> Path:
+        """Close the index, keeping its file; its path (for :meth:`AtomicFolder.take_files`)."""
+        path = self.files.keep()
+        self._files = None
+        return path

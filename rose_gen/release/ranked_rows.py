@@ -1,7 +1,7 @@
 """Task rows of drawn scenes, once their subset's difficulty labels are ranked.
 
 Under ``difficulty.hard_share`` a task's label depends on every scene of its subset
-(:func:`rose_gen.scene.plan.rank_difficulty`), so a scene's rows can only be built once
+(:func:`rose_gen.scene.difficulty.rank_difficulty`), so a scene's rows can only be built once
 the subset's last scene is drawn. :class:`RankedRows` takes drawn scenes in release order
 (from the workers of one run, or from shard records in ``rose-gen merge``), holds the
 current subset's specs (~5 KB each) and hands each scene's rows on, in order, as soon as
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rose_gen.core.schema import SceneRows, SceneSpec, base_image_record, cue_image_record
-from rose_gen.scene.plan import rank_difficulty
+from rose_gen.scene.difficulty import rank_difficulty
 from rose_gen.tasks.templates import build_scene_rows
 
 if TYPE_CHECKING:

@@ -28,15 +28,16 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from rose_eval.jsonl import iter_jsonl_objects
+from rose_eval.jsonl import READ_FIX, JsonlFault, json_object
 from rose_gen.core.schema import SceneSpec
 from rose_gen.release.export import ReleaseInfo
-from rose_gen.release.folder import AtomicFolder, ReleaseError, json_line, read_json
+from rose_gen.release.folder import AtomicFolder, ReleaseError, json_line, line_starts, read_json
 
 SHARD_SUMMARY = "shard_summary.json"
 SCENES_FILE = "scenes.jsonl"
@@ -45,6 +46,7 @@ ASSIGNMENT = "scene position % shard count"
 # Tests only: shard <i> kills its own process with SIGKILL after writing its first scene, as the
 # kernel's out-of-memory killer would (tests/rose_gen/cli/test_hydra_app.py).
 KILL_SHARD_ENV = "ROSE_GEN_TEST_KILL_SHARD"
+_FIX = "make this shard again"
 
 
 @dataclass(frozen=True)
@@ -187,7 +189,36 @@ def check_shard_target(spec: ShardSpec, *, overwrite: bool) -> None:
                            "of this config; remove it, choose another shard.dir or pass overwrite=true")
 
 
-def shard_records(folder: Path) -> Iterator[dict[str, Any]]:
-    """The scene records of a shard folder, in position order."""
-    for _, record in iter_jsonl_objects(folder / SCENES_FILE, ReleaseError, "make this shard again"):
-        yield record
+def shard_records(folder: Path, first_line: int = 0, offset: int = 0,
+                  count: int | None = None) -> Iterator[dict[str, Any]]:
+    """The scene records of a shard folder, in position order: all of them, or ``count`` records from
+    line ``first_line`` (0-based), which starts at byte ``offset`` (:func:`scene_line_offsets`)."""
+    path = folder / SCENES_FILE
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise ReleaseError(f"{path}: cannot read ({exc.strerror or exc}); {READ_FIX}") from None
+    with fh:
+        fh.seek(offset)
+        for line_no, line in enumerate(islice(fh, count), first_line + 1):
+            try:
+                yield json_object(path, line_no, line.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise ReleaseError(f"{path}:{line_no}: undecodable bytes (not UTF-8); {_FIX}") from None
+            except JsonlFault as fault:
+                raise ReleaseError(f"{fault}; {_FIX}") from None
+
+
+def scene_line_offsets(folder: Path, lines: Sequence[int]) -> tuple[list[int], int]:
+    """(byte offset of each of ``lines`` (0-based, rising) in the shard's scenes file, its number of lines).
+
+    A line past the end gets the file's size. One read of the file, no JSON decoded.
+    """
+    offsets = [0 for line in lines if line == 0]
+    ends = size = 0
+    with open(folder / SCENES_FILE, "rb") as fh:
+        for block, n, starts in line_starts(fh, [line for line in lines if line > 0]):
+            offsets += starts
+            ends += n
+            size += len(block)
+    return offsets + [size] * (len(lines) - len(offsets)), ends

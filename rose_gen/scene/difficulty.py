@@ -32,11 +32,14 @@ records the cut it was given, so the label still follows from the row alone: har
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+
+from rose_gen.core.schema import SceneSpec
 
 
 @dataclass(frozen=True)
@@ -183,3 +186,33 @@ def apply_cut(recorded: Mapping[str, Any], cut: tuple[int, float]) -> tuple[str,
     """A task's label and recorded inputs under a :func:`share_cut` (inputs from :func:`rate`)."""
     inputs = {**recorded, "hard_from": int(cut[0]), "hard_tie_from": float(cut[1])}
     return _label(int(recorded["score"]), float(recorded["tie_break"]), *cut), inputs
+
+
+def rank_difficulty(scenes: Sequence[SceneSpec], hard_share: float) -> list[SceneSpec]:
+    """Label each template's ``hard_share`` highest-ranked tasks of a subset's ``scenes`` hard (see the
+    module docstring)."""
+    cuts = difficulty_cuts((s.difficulty_inputs for s in scenes), hard_share)
+    return [apply_cuts(s, cuts) for s in scenes]
+
+
+def difficulty_cuts(inputs: Iterable[Mapping[str, Mapping[str, Any]]], hard_share: float) -> dict[str, tuple[int, float]]:
+    """Each template's :func:`share_cut` over a subset's ``difficulty_inputs``.
+
+    Only (score, tie_break) is kept per task, in typed arrays (16 B a task), so the subset's
+    scenes can be streamed.
+    """
+    ranks: dict[str, tuple[array, array]] = {}
+    for recorded in inputs:
+        for t, r in recorded.items():
+            scores, ties = ranks.setdefault(t, (array("q"), array("d")))
+            scores.append(int(r["score"]))
+            ties.append(float(r["tie_break"]))
+    return {t: share_cut_arrays(np.frombuffer(scores, np.int64), np.frombuffer(ties, np.float64), hard_share)
+            for t, (scores, ties) in ranks.items()}
+
+
+def apply_cuts(scene: SceneSpec, cuts: Mapping[str, tuple[int, float]]) -> SceneSpec:
+    """``scene`` labelled under its subset's :func:`difficulty_cuts`."""
+    rated = {t: apply_cut(recorded, cuts[t]) for t, recorded in scene.difficulty_inputs.items()}
+    return replace(scene, difficulty={t: label for t, (label, _) in rated.items()},
+                   difficulty_inputs={t: inputs for t, (_, inputs) in rated.items()})

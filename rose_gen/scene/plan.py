@@ -9,8 +9,7 @@ draws never shifts another's.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,11 +20,10 @@ from rose_gen.core.rng import scene_rng, subset_rng
 from rose_gen.core.schema import DATASET_VERSION, REGION_TEMPLATES, AssetPair, RegionSpec, SceneSpec
 from rose_gen.scene import redraw
 from rose_gen.scene.balance import BalanceError, BalanceSpec, balanced_scene, validate_balance
-from rose_gen.scene.difficulty import (
+from rose_gen.scene.difficulty import (  # rank_difficulty: re-exported (callers import it from here)
     DifficultyParams,
-    apply_cut,
+    rank_difficulty,
     rate,
-    share_cut_arrays,
     similarity_cut,
     similarity_tier,
 )
@@ -451,35 +449,6 @@ def plan_subset(
     if plan.difficulty.hard_share is not None:
         scenes = rank_difficulty(scenes, plan.difficulty.hard_share)
     return scenes
-
-
-def rank_difficulty(scenes: Sequence[SceneSpec], hard_share: float) -> list[SceneSpec]:
-    """Label each template's ``hard_share`` highest-ranked tasks hard (:mod:`rose_gen.scene.difficulty`)."""
-    cuts = difficulty_cuts((s.difficulty_inputs for s in scenes), hard_share)
-    return [apply_cuts(s, cuts) for s in scenes]
-
-
-def difficulty_cuts(inputs: Iterable[Mapping[str, Mapping[str, Any]]], hard_share: float) -> dict[str, tuple[int, float]]:
-    """Each template's :func:`~rose_gen.scene.difficulty.share_cut` over a subset's ``difficulty_inputs``.
-
-    Only (score, tie_break) is kept per task, in typed arrays (16 B a task), so the subset's
-    scenes can be streamed.
-    """
-    ranks: dict[str, tuple[array, array]] = {}
-    for recorded in inputs:
-        for t, r in recorded.items():
-            scores, ties = ranks.setdefault(t, (array("q"), array("d")))
-            scores.append(int(r["score"]))
-            ties.append(float(r["tie_break"]))
-    return {t: share_cut_arrays(np.frombuffer(scores, np.int64), np.frombuffer(ties, np.float64), hard_share)
-            for t, (scores, ties) in ranks.items()}
-
-
-def apply_cuts(scene: SceneSpec, cuts: Mapping[str, tuple[int, float]]) -> SceneSpec:
-    """``scene`` labelled under its subset's :func:`difficulty_cuts`."""
-    rated = {t: apply_cut(recorded, cuts[t]) for t, recorded in scene.difficulty_inputs.items()}
-    return replace(scene, difficulty={t: label for t, (label, _) in rated.items()},
-                   difficulty_inputs={t: inputs for t, (_, inputs) in rated.items()})
 
 
 def pairs_reused(scenes: Sequence[SceneSpec]) -> int:

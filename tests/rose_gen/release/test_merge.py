@@ -215,3 +215,46 @@ def test_merge_opens_at_most_workers_parquet_files_at_once(tmp_path, monkeypatch
     assert main(["merge", *map(str, folders), str(tmp_path / "bad"), "--workers=0"]) == 2
     err = capsys.readouterr().err.splitlines()[-1]
     assert err.startswith("rose-gen: error: merge: --workers needs a whole number") and not (tmp_path / "bad").exists()
+
+
+def test_subsets_merged_in_parallel_are_byte_identical_to_one_at_a_time(tmp_path, monkeypatch, capsys) -> None:
+    """--workers N merges up to N subsets at once in as many processes (recorded by each process itself,
+    which waits until two have started): the same bytes as one at a time and as one run."""
+    import os
+
+    from rose_gen.release.merge import MEET_ENV, PIDS_ENV
+
+    extra = ("export.parquet_rows_per_file=7",)  # file starts fall inside subsets, so inside appended parts
+    single = generate_release(_config(tmp_path / "single", "workers=1", *extra)).path
+    folders = _shards(tmp_path / "rel", 3, *extra)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    monkeypatch.setenv(PIDS_ENV, str(pids))
+
+    def ran() -> list[tuple[str, str]]:
+        seen = sorted(tuple(p.name.split("-", 1)) for p in pids.iterdir())
+        for p in pids.iterdir():
+            p.unlink()
+        return seen
+
+    serial, _, _ = merge_shards(folders, tmp_path / "one", workers=1)
+    seen = ran()
+    subsets = [subset for _, subset in seen]
+    assert len(subsets) == 5 and {pid for pid, _ in seen} == {str(os.getpid())}  # one at a time, here
+    monkeypatch.setenv(MEET_ENV, "2")
+    path, written, scenes = merge_shards(folders, tmp_path / "two", workers=2)
+    seen = ran()
+    assert written and scenes == 15 and sorted(subset for _, subset in seen) == sorted(subsets)
+    workers = {pid for pid, _ in seen}
+    assert len(workers) == 2 and str(os.getpid()) not in workers  # two processes, at most --workers
+    assert _tree(path) == _tree(serial) == _tree(single)
+    assert main(["merge", *map(str, folders), str(tmp_path / "three"), "--workers", "3"]) == 0
+    assert len({pid for pid, _ in ran()}) == 3 and _tree(tmp_path / "three") == _tree(single)
+    capsys.readouterr()
+
+    monkeypatch.delenv(PIDS_ENV)
+    image = next((folders[2] / "images").rglob("*.png"))
+    image.write_bytes(image.read_bytes() + b"\0")  # found by a worker process: still one line, exit 2
+    err = _merge_error(capsys, *folders, "--workers", "2", tmp_path / "bad")
+    assert "does not match the sha256 recorded" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one", "pids", "rel.shards", "single", "three", "two"]
