@@ -151,7 +151,7 @@ def _run(root: Path, server, output: Path, *extra: str) -> int:
 
 def test_429_storm_pauses_all_eight_workers_for_retry_after(tmp_path, chat_server):
     release = write_release(tmp_path / "rel", scenes_per_subset=4)  # 40 items
-    retry_after = 0.5
+    retry_after = 1.0
     date_pause = {}
 
     def script(i, body, headers):
@@ -167,7 +167,9 @@ def test_429_storm_pauses_all_eight_workers_for_retry_after(tmp_path, chat_serve
     assert _run(release.root, server, out, "--concurrency", "8") == 0
     assert server.count == 45 and max(server.in_flight_at[:20]) >= 4  # workers in flight together
     arrived = sorted(server.arrived)
-    tol = 0.15  # a request sent before the client read the 429 can land just after it was sent
+    # A request sent before the client read the 429 can land just after it was sent; on a loaded
+    # 2-core machine the server thread records such an arrival up to ~0.2 s late (seen: 0.183 s).
+    tol = 0.3
     throttles = [(t, status) for t, status in server.replied if status in (429, 503)]
     assert len(throttles) == 5
     for replied_at, status in throttles:
