@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import heapq
 import json
-import multiprocessing
 import os
 import shutil
 import time
@@ -36,6 +35,7 @@ from rose_gen.release.export import (
     RowsPart,
 )
 from rose_gen.release.folder import FolderShare, ReleaseError, check_target, sha256_path
+from rose_gen.release.processes import spawn_pool
 from rose_gen.release.ranked_rows import rows_of
 from rose_gen.release.shards import (
     SCENES_FILE,
@@ -311,7 +311,7 @@ def merge_rows(folders: Sequence[Path], spans: Sequence[Span], writer: ReleaseWr
     parts = writer.tmp / PARTS_DIR
     # spawn, as the rendering workers: a fresh interpreter whatever threads this process runs
     # (a Hydra launcher's, say); the worker imports only what the rows need
-    with multiprocessing.get_context("spawn").Pool(n) as pool:
+    with spawn_pool(n) as pool:
         jobs = [pool.apply_async(_merge_span_apart, (tuple(folders), span, writer.tmp, parts / str(k), writer.settings))
                 for k, span in enumerate(spans)]
         for job in jobs:

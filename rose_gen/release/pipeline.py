@@ -17,7 +17,6 @@ no pixels itself.
 from __future__ import annotations
 
 import importlib
-import multiprocessing
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rose_gen.core.schema import SceneRows, SceneSpec, base_image_record, cue_image_record
+from rose_gen.release.processes import spawn_pool
 from rose_gen.release.provenance import release_info
 from rose_gen.release.ranked_rows import RankedRows, hard_shares, rows_of
 from rose_gen.render.compose import RGB, CueSettings, RenderSettings, render_scene, scene_cue_color
@@ -221,10 +221,9 @@ def scene_runner(config: GenConfig, *, n_jobs: int) -> Iterator[SceneRunner]:
         drawer = SceneDrawer(plans, config.seed, config.render)
         yield lambda jobs: (drawer(job) for job in jobs)
         return
-    ctx = multiprocessing.get_context("spawn")
     n = min(workers, n_jobs)
     initargs = (tuple(config.plugins), plans, config.seed, config.render, list(sys.path))
-    with ctx.Pool(n, initializer=_init_worker, initargs=initargs) as pool:
+    with spawn_pool(n, initializer=_init_worker, initargs=initargs) as pool:
         yield lambda jobs: windowed(lambda job: pool.apply_async(_worker_job, (job,)).get, jobs,
                                     WINDOW_PER_WORKER * n)
 
