@@ -72,8 +72,10 @@ demo() {
 tests() {
   setup
   ruff check .
-  # One worker per core (pytest-xdist); `./run.sh test -n 0` runs in one process.
-  python -m pytest -q -n auto --durations=25 "$@"
+  # One worker per core plus one (pytest-xdist): many tests wait on child processes, local
+  # servers and Retry-After pauses, and the extra worker fills that idle core time
+  # (bench/suite.md). `./run.sh test -n 0` runs in one process.
+  python -m pytest -q -n "$(( $(nproc) + 1 ))" --durations=25 "$@"
   if [ $# -eq 0 ]; then
     bash "$ROOT/scripts/check_eval_only.sh"
   fi

@@ -7,8 +7,9 @@ a skip.
 
 from __future__ import annotations
 
+import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,17 +63,37 @@ def watched_page(browser: Any) -> Iterator[PageWatch]:
         context.close()
 
 
+def made_once_per_run(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """``make(path)``'s folder, made once per test run whatever the number of xdist workers:
+    the first worker to ask makes it, under a file lock in the run's temp root that all
+    workers share; the others wait, then read the same folder."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # each worker's basetemp is a folder of the run's
+    path, made = root / name, root / f"{name}.made"
+    with FileLock(str(root / f"{name}.lock")):
+        if not made.exists():
+            make(path)
+            made.touch()
+    return path
+
+
 @pytest.fixture(scope="session")
 def mini_release(tmp_path_factory) -> Path:
     """A real release from the generator: every subset fed by the Latin test source, at the
-    v0.1 cell sizes, 3 scenes per subset (1 dev + 2 test). Read-only: copy it to modify it."""
+    v0.1 cell sizes, 3 scenes per subset (1 dev + 2 test), made once per test run. Read-only:
+    copy it to modify it."""
     from rose_gen.release.config import load_config
     from rose_gen.release.pipeline import generate_release
     from tests.fixtures.latin_source import latin_overrides
 
-    out = tmp_path_factory.mktemp("mini_release") / "release"
-    overrides = [f"output_dir={out}", "progress=false", *latin_overrides(scenes=3, dev=1, small=False)]
-    return generate_release(load_config(overrides)).path
+    def make(out: Path) -> None:
+        overrides = [f"output_dir={out}", "progress=false", *latin_overrides(scenes=3, dev=1, small=False)]
+        generate_release(load_config(overrides))
+
+    return made_once_per_run(tmp_path_factory, "mini_release", make)
 
 
 @pytest.fixture

@@ -1,0 +1,86 @@
+"""The test suite's wall time as ``./run.sh test`` runs it, on a fresh clone, at several xdist worker counts.
+
+Each run clones this repository's HEAD into a temporary folder (no ``__pycache__``, no
+``.pytest_cache``: what CI and a new user get), then runs the suite there exactly as
+``./run.sh test`` does (``python -m pytest -q -n <workers>``), with this checkout's ``.venv``
+and the clone first on ``PYTHONPATH``. Recorded per worker count: the whole command's wall,
+the CPU of every process it started, the tests that passed, and the slowest test.
+
+    .venv/bin/python bench/bench_suite.py --workers 2 3 --markdown
+
+Run it on an otherwise idle machine (the record stamps the load at each run's start); a run
+takes about five minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import ROOT, add_markdown_flag, bench_command, run_context, write_row  # noqa: E402
+
+SUMMARY = re.compile(r"(\d+) passed(?:, (\d+) skipped)?.* in ([\d.]+)s")
+SLOWEST = re.compile(r"^([\d.]+)s call\s+(\S+)", re.M)
+
+
+def run_suite(clone: Path, workers: int) -> dict[str, str]:
+    """One suite run in ``clone``: wall, CPU of all its processes, tests passed, slowest test."""
+    env = {**os.environ, "PYTHONPATH": str(clone)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-n", str(workers),
+                           "--durations=1", "-p", "no:cacheprovider"], cwd=clone, env=env,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    summary = SUMMARY.search(done.stdout)
+    if done.returncode != 0 or summary is None:
+        tail = "\n".join(done.stdout.splitlines()[-15:])
+        raise SystemExit(f"bench_suite: the suite failed at -n {workers} (exit {done.returncode}):\n{tail}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    slowest = SLOWEST.search(done.stdout)
+    return {
+        "wall (s)": f"{wall:.1f}",
+        "CPU, all processes (s)": f"{cpu:.0f}",
+        "cores busy": f"{cpu / wall:.2f}",
+        "tests passed": summary.group(1),
+        "slowest test": f"{slowest.group(2).split('::')[-1]} {float(slowest.group(1)):.1f} s" if slowest else "-",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, nargs="+", default=[(os.cpu_count() or 1) + 1],
+                        help="xdist worker counts to time, one suite run each (default: cores + 1, as ./run.sh test)")
+    add_markdown_flag(parser, "suite.md")
+    args = parser.parse_args()
+    intro = (
+        "The whole test suite on a fresh clone of the commit, run as `./run.sh test` runs it "
+        "(`python -m pytest -q -n <workers>`; ruff and the evaluator-only install check are not timed), "
+        "one run per worker count. CPU is user + system time of every process the suite started. "
+        "`./run.sh test` uses one worker per core plus one: many tests wait on child processes, local "
+        "servers and Retry-After pauses, and the extra worker fills that idle core time.\n\n"
+        f"Command: `{bench_command()}`"
+    )
+    with tempfile.TemporaryDirectory(prefix="rose-suite-") as tmp:
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        for workers in args.workers:
+            context = run_context()
+            figures = run_suite(clone, workers)
+            print(f"-n {workers}: " + ", ".join(f"{k} {v}" for k, v in figures.items()), flush=True)
+            if args.markdown:
+                write_row(args.markdown, "Test suite wall time", intro, list(figures), f"-n {workers}",
+                          list(figures.values()), context)
+
+
+if __name__ == "__main__":
+    main()
