@@ -48,6 +48,7 @@ from rose_eval.runners.robust_grid import locate_grid
 
 MIN_SCALE = 0.85  # jitter searched: content scaled MIN_SCALE..1 (extreme preset: 0.85) ...
 MAX_OFFSET = 0.08  # ... and moved by up to this share of the cell (extreme: 0.08)
+SIZE_STRIDE = 2  # the size search's first pass tries every this-many-th content size
 TOLERANCE_PX = 1  # final distance: a pixel matches the closest pixel this near (sub-pixel phase)
 POOL_MIN_PX = 3  # local pooling of the difference map (px at the working size), at least
 TEMPLATE_ROUNDS = 1  # re-takes of the majority template from aligned majority cells
@@ -137,13 +138,11 @@ def ink_moments(
 
 
 def initial_offsets(
-    cells: np.ndarray, template: np.ndarray, background: np.ndarray, band: int, size: int
+    cell_centroids: tuple[np.ndarray, np.ndarray], template_centroid: tuple[float, float], c: int, size: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """(dy, dx) per cell for content of ``size`` px: the offset that puts the template's ink
-    centroid, scaled about the cell centre, on the cell's."""
-    c = cells.shape[2]
-    cy, cx, _ = ink_moments(cells, background, band)
-    ty, tx, _ = (float(v[0]) for v in ink_moments(template[:, None], background, band))
+    centroid (:func:`ink_moments`), scaled about the cell centre, on the cell's."""
+    (cy, cx), (ty, tx) = cell_centroids, template_centroid
     centre, real = (c - 1) / 2.0, size / c
     limit = max_shift(c)
     dy = np.rint(cy - (centre + real * (ty - centre))).astype(np.int64)
@@ -198,10 +197,15 @@ def _hypothesis_scores(
 ) -> np.ndarray:
     """(K,) score of every cell's core (3, K, h, w) against the template placed at its own
     (size, dy, dx) hypothesis in ``keys``; placed models are cached in ``models``."""
-    for key in set(keys):
+    distinct = list(dict.fromkeys(keys))
+    for key in distinct:
         if key not in models:
             models[key] = placed(template, background, *key)[:, inner, inner]
-    diff = np.stack([models[key] for key in keys], axis=1, out=scratch.model)
+    # One gather of the few distinct models into every cell's slot (not K Python-level copies).
+    slot = {key: i for i, key in enumerate(distinct)}
+    which = np.fromiter((slot[key] for key in keys), dtype=np.intp, count=len(keys))
+    diff = np.take(np.stack([models[key] for key in distinct], axis=1), which, axis=1, out=scratch.model,
+                   mode="clip")  # indices are in range; "raise" would gather through a temporary
     np.subtract(core, diff, out=diff)
     np.abs(diff, out=diff)
     largest = np.maximum(diff[0], diff[1], out=scratch.nearest)
@@ -270,22 +274,30 @@ def best_placement(
     pool: int,
     sizes: range,
 ) -> Placement:
-    """Each cell against the template at every content size, at the centroid-matched offset and
-    the eight around it (a full grid: a coordinate search from the centroid offsets, at a
-    fifth of the cost, misses placements at hard and loses scenes; bench/robust.md)."""
+    """Each cell against the template over the content sizes, each at the centroid-matched offset
+    and the eight around it: every ``SIZE_STRIDE``-th size first, then the sizes beside each
+    cell's best (the score changes smoothly with size: one pixel in ~50 moves an edge half a
+    pixel). The offsets stay a full grid per size: a coordinate search from the centroid
+    offsets, at a fifth of the cost, misses placements at hard and loses scenes (bench/robust.md)."""
     k, c = cells.shape[1], cells.shape[2]
     inner = slice(band, c - band)
     core = np.ascontiguousarray(cells[:, :, inner, inner])
+    cell_centroids = ink_moments(cells, background, band)[:2]
+    template_centroid = tuple(float(v[0]) for v in ink_moments(template[:, None], background, band)[:2])
 
-    def every_size(best: Placement) -> Hypotheses:
-        grid = []
-        for h_size in sizes:
-            dy0, dx0 = initial_offsets(cells, template, background, band, h_size)
-            grid += [(np.full(k, h_size), dy0 + ddy, dx0 + ddx) for ddy in (0, -1, 1) for ddx in (0, -1, 1)]
-        return grid
+    def around(size: np.ndarray) -> Hypotheses:
+        dy0, dx0 = initial_offsets(cell_centroids, template_centroid, c, size)
+        return [(size, dy0 + ddy, dx0 + ddx) for ddy in (0, -1, 1) for ddx in (0, -1, 1)]
+
+    def every_other_size(best: Placement) -> Hypotheses:
+        return [h for size in sizes[::SIZE_STRIDE] for h in around(np.full(k, size))]
+
+    def beside_best(best: Placement) -> Hypotheses:
+        return [h for step in range(1, SIZE_STRIDE) for sign in (-1, 1)
+                for h in around(np.clip(best.size + sign * step, sizes.start, sizes.stop - 1))]
 
     start = Placement(np.full(k, c), np.zeros(k, np.int64), np.zeros(k, np.int64), np.full(k, np.inf, np.float32))
-    return _search(core, template, background, inner, pool, start, [every_size], max_shift(c))
+    return _search(core, template, background, inner, pool, start, [every_other_size, beside_best], max_shift(c))
 
 
 def refined_placement(
