@@ -30,6 +30,7 @@ GRID_SUBPERIOD_RATIO = 2.0  # a false period's shift score exceeds the best by m
 GRID_SHIFT_CONTRAST = 0.1  # ... and exceeds this share of the image's contrast
 
 
+BLUR_TRUNCATE = 2.5  # work_tiles' Gaussian reaches this many sigmas
 WORK_CELL_PX = 48  # cells of 96 px and more are box-downsampled to about this size
 
 
@@ -130,8 +131,14 @@ def work_tiles(rgb: np.ndarray, grid: Grid, work_cell: int = WORK_CELL_PX) -> tu
         pooled /= float(factor * factor)
     else:
         pooled = np.ascontiguousarray(view, dtype=np.float32)
-    sigma = max(1.0, c / 48.0)
-    return gaussian_filter(pooled, sigma=(0, sigma, 0, sigma, 0), mode="nearest", truncate=2.5), Grid(grid.rows, grid.cols, c)
+    sigma = blur_sigma(c)
+    return (gaussian_filter(pooled, sigma=(0, sigma, 0, sigma, 0), mode="nearest", truncate=BLUR_TRUNCATE),
+            Grid(grid.rows, grid.cols, c))
+
+
+def blur_sigma(cell: int) -> float:
+    """The Gaussian blur :func:`work_tiles` gives tiles of ``cell`` px (it reaches ``BLUR_TRUNCATE`` sigmas)."""
+    return max(1.0, cell / 48.0)
 
 
 def median_tile(tiles: np.ndarray, cells: np.ndarray) -> np.ndarray:

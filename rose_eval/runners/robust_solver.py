@@ -40,7 +40,7 @@ import numpy as np
 from scipy.ndimage import uniform_filter
 
 from rose_eval.formal import formal_answer
-from rose_eval.runners.cv_grid import Grid, work_tiles
+from rose_eval.runners.cv_grid import BLUR_TRUNCATE, Grid, blur_sigma, work_tiles
 from rose_eval.runners.cv_highlight import edge_band, find_highlight, untint_highlight
 from rose_eval.runners.cv_prompt import CVError, Span, TaskText, parse_task
 from rose_eval.runners.image_reading import CachedReader
@@ -179,10 +179,11 @@ class _Scratch:
     each hypothesis then writes into memory already touched instead of allocating ~4 arrays
     of the cores' size (the search runs hundreds of hypotheses per image)."""
 
-    def __init__(self, core: np.ndarray) -> None:
+    def __init__(self, core: np.ndarray, known: np.ndarray | None = None) -> None:
         self.model = np.empty_like(core)
         self.nearest = np.empty_like(core[0])
         self.pooled = np.empty_like(core[0])
+        self.known = known  # (K, h, w) 0/1: pixels whose difference counts (None: all)
 
 
 def _hypothesis_scores(
@@ -210,6 +211,8 @@ def _hypothesis_scores(
     np.abs(diff, out=diff)
     largest = np.maximum(diff[0], diff[1], out=scratch.nearest)
     np.maximum(largest, diff[2], out=largest)
+    if scratch.known is not None:
+        largest *= scratch.known
     return difference_score(largest, pool, out=scratch.pooled)
 
 
@@ -232,11 +235,12 @@ def _search(
     best: Placement,
     stages: list[Stage],
     limit: int,
+    known: np.ndarray | None = None,
 ) -> Placement:
     """``best`` improved by every hypothesis (size, dy, dx, each (K,)) that each of ``stages``
     in turn draws around it; models cached per (size, dy, dx) across the whole search."""
     models: dict[tuple[int, int, int], np.ndarray] = {}
-    scratch = _Scratch(core)
+    scratch = _Scratch(core, None if known is None else np.ascontiguousarray(known[:, inner, inner]))
     for stage in stages:
         for h_size, hy, hx in stage(best):
             h_size = np.maximum(h_size, 1)
@@ -273,6 +277,7 @@ def best_placement(
     band: int,
     pool: int,
     sizes: range,
+    known: np.ndarray | None = None,
 ) -> Placement:
     """Each cell against the template over the content sizes, each at the centroid-matched offset
     and the eight around it: every ``SIZE_STRIDE``-th size first, then the sizes beside each
@@ -297,7 +302,8 @@ def best_placement(
                 for h in around(np.clip(best.size + sign * step, sizes.start, sizes.stop - 1))]
 
     start = Placement(np.full(k, c), np.zeros(k, np.int64), np.zeros(k, np.int64), np.full(k, np.inf, np.float32))
-    return _search(core, template, background, inner, pool, start, [every_other_size, beside_best], max_shift(c))
+    return _search(core, template, background, inner, pool, start, [every_other_size, beside_best], max_shift(c),
+                   known)
 
 
 def refined_placement(
@@ -308,6 +314,7 @@ def refined_placement(
     pool: int,
     coarse: Placement,
     ratio: float,
+    known: np.ndarray | None = None,
 ) -> Placement:
     """Each full-resolution cell against the template around its working-size placement
     ``coarse`` scaled by ``ratio`` (full cell / working cell): the size, then both offsets,
@@ -324,7 +331,7 @@ def refined_placement(
 
     start = Placement(size0, dy0, dx0, np.full(k, np.inf, np.float32))
     stages = [scaled, _sizes_around(span), _offsets_around(span), _sizes_around(span)]
-    return _search(core, template, background, inner, pool, start, stages, max_shift(c))
+    return _search(core, template, background, inner, pool, start, stages, max_shift(c), known)
 
 
 @dataclass(frozen=True)
@@ -354,7 +361,7 @@ def _template_of(cells: np.ndarray, keep: np.ndarray, dy: np.ndarray, dx: np.nda
     return np.median(np.stack(moved, axis=1), axis=1)
 
 
-def fit_cells(tiles: np.ndarray) -> CellFit:
+def fit_cells(tiles: np.ndarray, known: np.ndarray | None = None) -> CellFit:
     """Every cell's best jitter placement against the majority template (at the tiles' size).
 
     The first template is the per-pixel median of all cells (blurred by the jitter); it is
@@ -363,7 +370,7 @@ def fit_cells(tiles: np.ndarray) -> CellFit:
     cells, background, band, pool = _cells_of(tiles)
     c = cells.shape[2]
     template = np.median(cells, axis=1)  # content at a middling scale: search larger sizes too
-    found = best_placement(cells, template, background, band, pool, size_range(c))
+    found = best_placement(cells, template, background, band, pool, size_range(c), known)
     keep = np.ones(cells.shape[1], dtype=bool)
     for _ in range(TEMPLATE_ROUNDS):
         # The new template: majority-like cells at the largest content size among them, moved back.
@@ -372,17 +379,21 @@ def fit_cells(tiles: np.ndarray) -> CellFit:
         top = sizes[min(MIN_TEMPLATE_CELLS, sizes.size) - 1]
         keep = majority & (found.size >= top)
         template = _template_of(cells, keep, found.dy, found.dx)
-        found = best_placement(cells, template, background, band, pool, size_range(c))
+        found = best_placement(cells, template, background, band, pool, size_range(c), known)
     return CellFit(cells, template, background, band, pool, found, keep)
 
 
-def cell_distances(tiles: np.ndarray, work: Grid, full: np.ndarray | None = None) -> np.ndarray:
+def cell_distances(
+    tiles: np.ndarray, work: Grid, full: np.ndarray | None = None, outline: Span | None = None
+) -> np.ndarray:
     """(rows, cols) distance of every cell to the majority: of :func:`cell_readings`, the one
     whose cut separates more clearly (:func:`clearer`)."""
-    return clearer(cell_readings(tiles, work, full))
+    return clearer(cell_readings(tiles, work, full, outline))
 
 
-def cell_readings(tiles: np.ndarray, work: Grid, full: np.ndarray | None = None) -> list[np.ndarray]:
+def cell_readings(
+    tiles: np.ndarray, work: Grid, full: np.ndarray | None = None, outline: Span | None = None
+) -> list[np.ndarray]:
     """(rows, cols) distances of every cell to the majority at its best jitter placement: read at
     the working size and, with ``full``, also at full resolution (working size first).
 
@@ -394,18 +405,22 @@ def cell_readings(tiles: np.ndarray, work: Grid, full: np.ndarray | None = None)
     majority's own resampling noise, still counts (hard PixelEdit). The working-size reading
     is kept beside it: at full size a large smooth cell's own resampling and JPEG noise can
     reach a faint exception that the working size's pooling keeps apart (hard PixelContent).
+    With a cue ``outline`` (its rectangle), the pixels within its reach are not compared
+    (:func:`outline_reach`).
     """
     rows, c, cols = tiles.shape[:3]
-    fit = fit_cells(tiles)
-    coarse = tolerant_distance(fit.cells, fit.template, fit.background, fit.band, fit.pool, fit.found)
+    known = outline_reach(outline, rows, cols, c)
+    fit = fit_cells(tiles, known)
+    coarse = tolerant_distance(fit.cells, fit.template, fit.background, fit.band, fit.pool, fit.found, known)
     if full is None or full.shape[1] == c:
         return [coarse.reshape(rows, cols)]
     cells, background, band, pool = _cells_of(full)
     ratio = full.shape[1] / c
     dy, dx = (np.rint(v * ratio).astype(np.int64) for v in (fit.found.dy, fit.found.dx))
     template = _template_of(cells, fit.keep, dy, dx)
-    found = refined_placement(cells, template, background, band, pool, fit.found, ratio)
-    fine = tolerant_distance(cells, template, background, band, pool, found)
+    known = outline_reach(outline, rows, cols, full.shape[1])
+    found = refined_placement(cells, template, background, band, pool, fit.found, ratio, known)
+    fine = tolerant_distance(cells, template, background, band, pool, found, known)
     return [coarse.reshape(rows, cols), fine.reshape(rows, cols)]
 
 
@@ -458,11 +473,13 @@ def tolerant_distance(
     band: int,
     pool: int,
     found: Placement,
+    known: np.ndarray | None = None,
 ) -> np.ndarray:
     """(K,) distance at each cell's best placement, every pixel matched to the closest pixel
     within ``TOLERANCE_PX`` both ways (cell to model and model to cell): the sub-pixel
     phase of a resampled high-contrast edge (a flag's stripes) costs nothing, while a stroke
-    the exception adds or lacks still does."""
+    the exception adds or lacks still does. ``known`` (K, c, c), 0 or 1: pixels whose
+    difference counts (:func:`outline_reach`; all of them without it)."""
     c = cells.shape[2]
     inner = slice(band, c - band)
     models = np.stack(
@@ -478,7 +495,32 @@ def tolerant_distance(
 
     one = shifted_min(against(cells), models, TOLERANCE_PX)[:, inner, inner]
     other = shifted_min(against(models), cells, TOLERANCE_PX)[:, inner, inner]
-    return difference_score(np.maximum(one, other), pool)
+    diff = np.maximum(one, other)
+    if known is not None:
+        diff *= known[:, inner, inner]
+    return difference_score(diff, pool)
+
+
+def outline_reach(outline: Span | None, rows: int, cols: int, c: int) -> np.ndarray | None:
+    """(rows * cols, c, c) 1 where a cell's pixel is out of the cue outline's reach, 0 within it;
+    None without an outline.
+
+    The outline is drawn over the frame band just inside the rectangle's edge, after
+    degradation, so it hides whatever content the jitter pushed into that band; painting
+    the band back to the background (:func:`without_outline`) cuts such a cell's edge, and
+    the working size's blur carries the cut inwards. Within the band, the blur's reach and
+    the distance's tolerance of it, a border cell's pixels are unknown: not compared.
+    """
+    if outline is None:
+        return None
+    (r1, r2), (c1, c2) = outline.rows, outline.cols
+    reach = frame_px(c) + int(np.ceil(BLUR_TRUNCATE * blur_sigma(c))) + TOLERANCE_PX
+    known = np.ones((rows, cols, c, c), dtype=np.float32)
+    known[r1 - 1, c1 - 1 : c2, :reach, :] = 0.0
+    known[r2 - 1, c1 - 1 : c2, c - reach :, :] = 0.0
+    known[r1 - 1 : r2, c1 - 1, :, :reach] = 0.0
+    known[r1 - 1 : r2, c2 - 1, :, c - reach :] = 0.0
+    return known.reshape(rows * cols, c, c)
 
 
 def separate(dist: np.ndarray) -> np.ndarray:
@@ -528,7 +570,7 @@ def read_robust(rgb: np.ndarray, highlighted: bool) -> RobustReading:
         full, full_grid = work_tiles(source, grid, work_cell=grid.cell)
         if highlighted and not outlined:
             _, full, _ = find_cue(full, full_grid)  # the tint undone at full size too
-    dist = cell_distances(tiles, work, full)
+    dist = cell_distances(tiles, work, full, span if outlined else None)
     return RobustReading(grid=grid, distance=dist, exceptions=separate(dist), highlight=span)
 
 

@@ -9,12 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from rose_eval.cli.run import main as rose_run
 from rose_eval.runners import robust_solver
 from rose_eval.runners.baselines import SOLVERS
 from rose_eval.runners.cv_grid import Grid
+from rose_eval.runners.cv_prompt import Span
 from rose_eval.score import score_item
+
+from .conftest import outline
 
 
 def _pass_rate(release: Path, preds: Path, subsets: tuple[str, ...] = ()) -> float:
@@ -228,3 +232,39 @@ def test_a_small_edit_in_a_large_cell_is_read_at_full_resolution(hard_pixel_edit
     reading = robust_solver.read_robust(rgb, highlighted=False)
     assert (reading.exceptions == gold).all()
     assert reading.distance[gold].min() > 2.0 * reading.distance[~gold].max()
+
+
+def _flag_grid(rows: int, cols: int, cell: int, targets: set[tuple[int, int]],
+               pushed: tuple[int, int]) -> np.ndarray:
+    """Flag-like tiles (a navy field, a red canton; the exceptions' canton sits at the other end)
+    jittered by a pixel; the ``pushed`` cell's content is moved into its bottom-right frame band."""
+    rng = np.random.default_rng(12)
+    image = np.full((rows * cell, cols * cell, 3), 250, dtype=np.uint8)
+    w, h = cell - 6, cell - 14
+    for r in range(1, rows + 1):
+        for c in range(1, cols + 1):
+            dy, dx = (3, 3) if (r, c) == pushed else (int(v) for v in rng.integers(-1, 2, size=2))
+            top, left = (r - 1) * cell + (cell - h) // 2 + dy, (c - 1) * cell + (cell - w) // 2 + dx
+            image[top:top + h, left:left + w] = (20, 30, 110)
+            canton = slice(left + w - 10, left + w) if (r, c) in targets else slice(left, left + 10)
+            image[top:top + 8, canton] = (210, 30, 40)
+    return image
+
+
+def test_an_outline_over_a_border_cells_content_does_not_make_it_an_exception(monkeypatch) -> None:
+    # Hard EmojiStyle (seed 11, ESTYSCENE_000008): the cue's outline is drawn over the frame band
+    # of the rectangle's border cells, and a wide flag jittered into that band loses its edge
+    # when the band is painted back. Its pixels within the outline's reach are not compared.
+    rows, cols, cell = 6, 8, 36
+    targets, pushed, rect = {(2, 3), (4, 8), (5, 1)}, (5, 7), (2, 5, 3, 7)
+    image = Image.fromarray(_flag_grid(rows, cols, cell, targets, pushed))
+    rgb = np.asarray(outline(image, cell, rect), dtype=np.uint8)
+    gold = np.zeros((rows, cols), dtype=bool)
+    for r, c in targets:
+        gold[r - 1, c - 1] = True
+    reading = robust_solver.read_robust(rgb, highlighted=True)
+    assert reading.highlight == Span(rows=(2, 5), cols=(3, 7))
+    assert (reading.exceptions == gold).all()
+    monkeypatch.setattr(robust_solver, "outline_reach", lambda *args: None)
+    unmasked = robust_solver.read_robust(rgb, highlighted=True)
+    assert unmasked.exceptions[pushed[0] - 1, pushed[1] - 1]  # what the mask prevents
