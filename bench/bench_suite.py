@@ -7,6 +7,7 @@ and the clone first on ``PYTHONPATH``. Recorded per worker count: the whole comm
 the CPU of every process it started, the tests that passed, and the slowest test.
 
     .venv/bin/python bench/bench_suite.py --workers 2 3 --markdown
+    .venv/bin/python bench/bench_suite.py --runs cd98478:2 HEAD:3 --markdown   # before and after, side by side
 
 Run it on an otherwise idle machine (the record stamps the load at each run's start); a run
 takes about five minutes on 2 cores.
@@ -59,27 +60,34 @@ def run_suite(clone: Path, workers: int) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[(os.cpu_count() or 1) + 1],
-                        help="xdist worker counts to time, one suite run each (default: cores + 1, as ./run.sh test)")
+                        help="xdist worker counts to time at HEAD, one suite run each (default: cores + 1, as ./run.sh test)")
+    parser.add_argument("--runs", nargs="+", metavar="COMMIT:WORKERS", default=None,
+                        help="suite runs at given commits instead (e.g. a commit before a change and HEAD), in order")
     add_markdown_flag(parser, "suite.md")
     args = parser.parse_args()
     intro = (
         "The whole test suite on a fresh clone of the commit, run as `./run.sh test` runs it "
         "(`python -m pytest -q -n <workers>`; ruff and the evaluator-only install check are not timed), "
-        "one run per worker count. CPU is user + system time of every process the suite started. "
+        "one run per worker count (or per commit and worker count with `--runs`; the row names the commit). CPU is user + system time of every process the suite started. "
         "`./run.sh test` uses one worker per core plus one: many tests wait on child processes, local "
         "servers and Retry-After pauses, and the extra worker fills that idle core time.\n\n"
         f"Command: `{bench_command()}`"
     )
-    with tempfile.TemporaryDirectory(prefix="rose-suite-") as tmp:
-        clone = Path(tmp) / "clone"
-        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-        for workers in args.workers:
+    runs = [tuple(r.rsplit(":", 1)) for r in args.runs] if args.runs else [("HEAD", str(w)) for w in args.workers]
+    for commit, workers in runs:
+        with tempfile.TemporaryDirectory(prefix="rose-suite-") as tmp:
+            clone = Path(tmp) / "clone"
+            subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+            subprocess.run(["git", "-C", str(clone), "checkout", "-q", commit], check=True)
+            short = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                   text=True, check=True).stdout.strip()
             context = run_context()
-            figures = run_suite(clone, workers)
-            print(f"-n {workers}: " + ", ".join(f"{k} {v}" for k, v in figures.items()), flush=True)
+            figures = run_suite(clone, int(workers))
+            key = f"-n {workers}" if commit == "HEAD" else f"{short}, -n {workers}"
+            print(f"{key}: " + ", ".join(f"{k} {v}" for k, v in figures.items()), flush=True)
             if args.markdown:
-                write_row(args.markdown, "Test suite wall time", intro, list(figures), f"-n {workers}",
-                          list(figures.values()), context)
+                write_row(args.markdown, "Test suite wall time", intro, list(figures), key, list(figures.values()),
+                          context)
 
 
 if __name__ == "__main__":
