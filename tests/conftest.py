@@ -18,6 +18,7 @@ import pytest
 from tests.browser import PageLog, PageWatch, launch_chromium
 
 pytest_plugins = ["pytester", "tests.skip_policy"]
+MINI_SUBSETS = ("glyph", "emoji_style", "emoji_content", "pixel_edit", "pixel_content")
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +95,21 @@ def mini_release(tmp_path_factory) -> Path:
         generate_release(load_config(overrides))
 
     return made_once_per_run(tmp_path_factory, "mini_release", make)
+
+
+@pytest.fixture(scope="session")
+def mini_profile_release(tmp_path_factory) -> Path:
+    """``rose-gen profile=mini`` cut to one test and one dev scene per subset (25 + 25 rows), made
+    once per test run. Read-only: copy it to modify it."""
+    from rose_gen.release.config import load_config
+    from rose_gen.release.pipeline import generate_release
+
+    def make(out: Path) -> None:
+        sizes = [f"subset.{name}.{key}={value}" for name in MINI_SUBSETS
+                 for key, value in (("scenes", 2), ("dev_scenes", 1))]
+        generate_release(load_config(["profile=mini", f"output_dir={out}", "progress=false", *sizes]))
+
+    return made_once_per_run(tmp_path_factory, "mini_profile_release", make)
 
 
 @pytest.fixture

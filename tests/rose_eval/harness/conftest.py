@@ -10,11 +10,7 @@ from typing import Any
 
 import pytest
 
-from rose_gen.release.config import load_config
-from rose_gen.release.pipeline import generate_release
 from tests.rose_eval.runners.conftest import chat_servers
-
-SUBSETS = ("glyph", "emoji_style", "emoji_content", "pixel_edit", "pixel_content")
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
@@ -22,14 +18,9 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
-def release(tmp_path_factory) -> Path:
+def release(mini_profile_release) -> Path:
     """``rose-gen profile=mini`` cut to one test and one dev scene per subset (25 + 25 rows)."""
-    out = tmp_path_factory.mktemp("harness") / "release"
-    overrides = [f"subset.{name}.{key}={value}" for name in SUBSETS
-                 for key, value in (("scenes", 2), ("dev_scenes", 1))]
-    generate_release(load_config(["profile=mini", f"output_dir={out}", "progress=false", "workers=1",
-                                  *overrides]))
-    return out
+    return mini_profile_release
 
 
 @pytest.fixture(scope="session")

@@ -18,19 +18,11 @@ from rose_gen.check.replay import (
     replay_rows,
     summarize,
 )
-from rose_gen.release.config import load_config
-from rose_gen.release.pipeline import generate_release
-
-SUBSETS = ("glyph", "emoji_style", "emoji_content", "pixel_edit", "pixel_content")
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("replay-mini") / "release"
-    overrides = [f"output_dir={out}", "progress=false", "profile=mini"]
-    for key in SUBSETS:
-        overrides += [f"subset.{key}.scenes=2", f"subset.{key}.dev_scenes=1"]
-    return generate_release(load_config(overrides)).path
+def release(mini_profile_release) -> Path:
+    return mini_profile_release  # profile=mini, 2 scenes per subset (1 dev)
 
 
 @pytest.fixture(scope="module")
