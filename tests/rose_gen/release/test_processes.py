@@ -9,6 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 
+
 def _host(body: str) -> subprocess.CompletedProcess:
     """``body`` run in a host (like a loky worker) whose default start method is a context only it
     has registered."""
