@@ -268,3 +268,41 @@ def test_an_outline_over_a_border_cells_content_does_not_make_it_an_exception(mo
     monkeypatch.setattr(robust_solver, "outline_reach", lambda *args: None)
     unmasked = robust_solver.read_robust(rgb, highlighted=True)
     assert unmasked.exceptions[pushed[0] - 1, pushed[1] - 1]  # what the mask prevents
+
+
+@pytest.mark.parametrize("pool", [2, 3, 5, 12])
+def test_the_pooling_floor_never_exceeds_the_score(pool: int) -> None:
+    rng = np.random.default_rng(pool)
+    for shape in ((7, 40, 40), (5, 41, 38), (3, 143, 143)):
+        diff = (rng.random(shape, dtype=np.float32) ** 4 * 100).astype(np.float32)
+        diff[0] = 0.0  # a perfect match: both are 0
+        diff[1, 10:40, 5:35] = 200.0  # a solid spot wider than any pool: the floor meets the score
+        floor = robust_solver.pooled_floor(diff, pool)
+        score = robust_solver.difference_score(diff, pool)
+        assert (floor <= score).all() and floor[0] == score[0] == 0.0
+        assert floor[1] >= 0.99 * score[1]  # a floor that prunes, not a trivial one
+
+
+def test_the_pruned_search_reads_exactly_what_the_full_search_reads(monkeypatch) -> None:
+    # Cells whose pooling floor already reaches their best so far are not pooled: the same
+    # placements and distances, bit for bit, with a small share of the cells pooled.
+    rows, cols, cell = 6, 8, 36
+    targets, rect = {(2, 3), (4, 8), (5, 1)}, (2, 5, 3, 7)
+    image = Image.fromarray(_flag_grid(rows, cols, cell, targets, (5, 7)))
+    rgb = np.asarray(outline(image, cell, rect), dtype=np.uint8)  # the outline's mask path too
+    real = robust_solver.difference_score
+    pooled = {"cells": 0}
+
+    def counted(diff: np.ndarray, pool: int, out: np.ndarray | None = None) -> np.ndarray:
+        pooled["cells"] += diff.shape[0]
+        return real(diff, pool, out)
+
+    monkeypatch.setattr(robust_solver, "difference_score", counted)
+    pruned = robust_solver.read_robust(rgb, highlighted=True)
+    pruned_cells, pooled["cells"] = pooled["cells"], 0
+    monkeypatch.setattr(robust_solver, "pooled_floor",
+                        lambda diff, pool: np.full(diff.shape[0], -np.inf, dtype=np.float32))
+    full = robust_solver.read_robust(rgb, highlighted=True)
+    assert pruned.distance.tobytes() == full.distance.tobytes()
+    assert (pruned.exceptions == full.exceptions).all() and pruned.highlight == full.highlight
+    assert pruned_cells < 0.3 * pooled["cells"]
