@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rose_gen.assets import perceptibility as pc
 from rose_gen.render.degrade import degrade_image, jittered_grid
@@ -63,3 +64,32 @@ def test_a_contour_displaced_by_one_pixel_costs_nothing() -> None:
     d = pc.cell_distances(looks, looks[0])
     assert d[0] == 0.0 and d[1] < 1.0
     assert pc.cell_distances(looks, looks[0], tol=0)[1] > 10.0
+
+
+def _tolerant_one_way(a: np.ndarray, b: np.ndarray, tol: int) -> np.ndarray:
+    """The plain definition: per pixel of ``a`` (n, h, w, 3), the distance to the closest pixel of
+    ``b`` within ``tol`` px, ``b`` edge-padded; channels summed in order, as the module does."""
+    n, h, w, _ = a.shape
+    padded = np.pad(b, ((0, 0), (tol, tol), (tol, tol), (0, 0)), mode="edge").astype(np.float32)
+    best = np.full((n, h, w), np.inf, dtype=np.float32)
+    for dy in range(2 * tol + 1):
+        for dx in range(2 * tol + 1):
+            window = padded[:, dy:dy + h, dx:dx + w]
+            d2 = (a[..., 0] - window[..., 0]) ** 2
+            d2 += (a[..., 1] - window[..., 1]) ** 2
+            d2 += (a[..., 2] - window[..., 2]) ** 2
+            best = np.minimum(best, d2)
+    return np.sqrt(best)
+
+
+@pytest.mark.parametrize("tol", [0, 1, 2])
+def test_both_directions_at_once_equal_each_direction_alone_bit_for_bit(tol: int) -> None:
+    # Each (cell, reference) pixel pair within tol px is computed once for both directions; the
+    # pixels along the edges (padding) per direction. Odd, non-square shapes reach every edge case.
+    rng = np.random.default_rng(tol)
+    for n, h, w in ((4, 9, 13), (3, 20, 20), (2, 5, 4)):
+        cells = (rng.random((n, h, w, 3), dtype=np.float32) * 100).astype(np.float32)
+        reference = np.median(cells, axis=0)
+        ref = np.broadcast_to(reference[None], cells.shape)
+        expected = np.maximum(_tolerant_one_way(cells, ref, tol), _tolerant_one_way(ref, cells, tol))
+        assert pc.tolerant_differences(cells, reference, tol).tobytes() == expected.tobytes()
