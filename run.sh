@@ -75,6 +75,11 @@ tests() {
   # One worker per core plus one (pytest-xdist): many tests wait on child processes, local
   # servers and Retry-After pauses, and the extra worker fills that idle core time
   # (bench/suite.md). `./run.sh test -n 0` runs in one process.
+  # Bytecode caching on for the run, even where the environment turns it off (container images
+  # often set PYTHONDONTWRITEBYTECODE): the suite starts about 350 Python processes (xdist
+  # workers, CLI and launcher jobs), and each would otherwise compile the packages and rewrite
+  # the test modules from source again; caches go to the git-ignored __pycache__ folders.
+  unset PYTHONDONTWRITEBYTECODE
   python -m pytest -q -n "$(( $(nproc) + 1 ))" --durations=25 "$@"
   if [ $# -eq 0 ]; then
     bash "$ROOT/scripts/check_eval_only.sh"

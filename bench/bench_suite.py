@@ -2,8 +2,9 @@
 
 Each run clones this repository's HEAD into a temporary folder (no ``__pycache__``, no
 ``.pytest_cache``: what CI and a new user get), then runs the suite there exactly as
-``./run.sh test`` does (``python -m pytest -q -n <workers>``), with this checkout's ``.venv``
-and the clone first on ``PYTHONPATH``. Recorded per worker count: the whole command's wall,
+``./run.sh test`` at that commit does (``python -m pytest -q -n <workers>``, bytecode caching as
+its run.sh sets it: :func:`suite_env`), with this checkout's ``.venv`` and the clone first on
+``PYTHONPATH``. Recorded per worker count: the whole command's wall,
 the CPU of every process it started, the tests that passed, and the slowest test.
 
     .venv/bin/python bench/bench_suite.py --workers 2 3 --markdown
@@ -32,9 +33,20 @@ SUMMARY = re.compile(r"(\d+) passed(?:, (\d+) skipped)?.* in ([\d.]+)s")
 SLOWEST = re.compile(r"^([\d.]+)s call\s+(\S+)", re.M)
 
 
+def suite_env(clone: Path) -> tuple[dict[str, str], bool]:
+    """The environment ``./run.sh test`` at the clone's commit gives pytest, and whether it caches
+    bytecode: since 2026-12-07 it unsets PYTHONDONTWRITEBYTECODE (which this machine sets), an
+    older run.sh left it as the environment had it."""
+    env = {**os.environ, "PYTHONPATH": str(clone)}
+    run_sh = (clone / "run.sh").read_text(encoding="utf-8")
+    if "unset PYTHONDONTWRITEBYTECODE" in run_sh:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env, not env.get("PYTHONDONTWRITEBYTECODE")
+
+
 def run_suite(clone: Path, workers: int) -> dict[str, str]:
     """One suite run in ``clone``: wall, CPU of all its processes, tests passed, slowest test."""
-    env = {**os.environ, "PYTHONPATH": str(clone)}
+    env, bytecode = suite_env(clone)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-n", str(workers),
@@ -49,6 +61,7 @@ def run_suite(clone: Path, workers: int) -> dict[str, str]:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     slowest = SLOWEST.search(done.stdout)
     return {
+        "bytecode cached": "yes" if bytecode else "no",
         "wall (s)": f"{wall:.1f}",
         "CPU, all processes (s)": f"{cpu:.0f}",
         "cores busy": f"{cpu / wall:.2f}",
@@ -67,7 +80,8 @@ def main() -> None:
     args = parser.parse_args()
     intro = (
         "The whole test suite on a fresh clone of the commit, run as `./run.sh test` runs it "
-        "(`python -m pytest -q -n <workers>`; ruff and the evaluator-only install check are not timed), "
+        "(`python -m pytest -q -n <workers>`, bytecode caching on if that commit's run.sh turns it on; "
+        "ruff and the evaluator-only install check are not timed), "
         "one run per worker count (or per commit and worker count with `--runs`; the row names the commit). CPU is user + system time of every process the suite started. "
         "`./run.sh test` uses one worker per core plus one: many tests wait on child processes, local "
         "servers and Retry-After pauses, and the extra worker fills that idle core time.\n\n"
