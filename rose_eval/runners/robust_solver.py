@@ -196,7 +196,12 @@ class _Scratch:
         self.model = np.empty_like(core)
         self.nearest = np.empty_like(core[0])
         self.pooled = np.empty_like(core[0])
-        self.known = known  # (K, h, w) 0/1: pixels whose difference counts (None: all)
+        # The cells with pixels whose difference does not count, and their 0/1 masks (K', h, w);
+        # only these few are multiplied, at every hypothesis (None: every pixel counts).
+        self.masked = None
+        if known is not None:
+            cells = np.flatnonzero((known == 0).any(axis=(1, 2)))
+            self.masked = (cells, known[cells])
 
 
 def _hypothesis_scores(
@@ -229,8 +234,9 @@ def _hypothesis_scores(
     np.abs(diff, out=diff)
     largest = np.maximum(diff[0], diff[1], out=scratch.nearest)
     np.maximum(largest, diff[2], out=largest)
-    if scratch.known is not None:
-        largest *= scratch.known
+    if scratch.masked is not None:
+        cells, mask = scratch.masked
+        largest[cells] *= mask
     open_cells = np.flatnonzero(pooled_floor(largest, pool) < beat)
     if open_cells.size == len(keys):
         return difference_score(largest, pool, out=scratch.pooled)
@@ -264,7 +270,7 @@ def _search(
     """``best`` improved by every hypothesis (size, dy, dx, each (K,)) that each of ``stages``
     in turn draws around it; models cached per (size, dy, dx) across the whole search."""
     models: dict[tuple[int, int, int], np.ndarray] = {}
-    scratch = _Scratch(core, None if known is None else np.ascontiguousarray(known[:, inner, inner]))
+    scratch = _Scratch(core, None if known is None else known[:, inner, inner])
     for stage in stages:
         for h_size, hy, hx in stage(best):
             h_size = np.maximum(h_size, 1)
